@@ -1,0 +1,22 @@
+import type { Db } from '../db/index.js';
+import type { AuditEntry, AuditIndex } from './audit-log.js';
+
+/** Mirrors audit entries into the `audit_index` table so the query endpoints can filter and page. */
+export function databaseAuditIndex(db: Db): AuditIndex {
+  return {
+    async insert(e: AuditEntry) {
+      await db
+        .insertInto('audit_index')
+        .values({
+          seq: e.seq, timestamp: e.timestamp, action: e.action, username: e.user, result: e.result,
+          package: e.package, version: e.version, detail: e.detail, ip: e.ip, hash: e.hash,
+        })
+        .onConflict((oc) => oc.column('seq').doNothing())
+        .execute();
+    },
+    async maxSeq() {
+      const row = await db.selectFrom('audit_index').select((eb) => eb.fn.max('seq').as('max')).executeTakeFirst();
+      return Number(row?.max ?? 0);
+    },
+  };
+}

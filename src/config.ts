@@ -1,0 +1,117 @@
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { isAbsolute, join, resolve } from 'node:path';
+
+/** Every environment variable the service reads, typed, in one place. README has the table. */
+export interface Config {
+  env: 'development' | 'production' | 'test';
+  edition: 'community' | 'enterprise';
+  host: string;
+  port: number;
+  dataDir: string;
+  /** `sqlite:<path>` is implied when unset; `postgres://…` selects PostgreSQL. */
+  databaseUrl: string | null;
+  redisUrl: string | null;
+  jwtSecret: string;
+  jwtExpireMinutes: number;
+  adminUsername: string | null;
+  adminPasswordHash: string | null;
+  appUrl: string;
+  appVersion: string;
+  trustedProxies: string[];
+  corsOrigins: string[];
+  clamav: { socket: string } | { host: string; port: number } | null;
+  clamavUpdateCommand: string | null;
+  maxUploadBytes: number;
+  logLevel: string;
+  rateLimitsOff: boolean;
+  settingsKey: string | null;
+  bcryptRounds: number;
+  signingKeyAlgorithm: 'rsa4096' | 'ed25519';
+}
+
+const WEAK_SECRETS = new Set(['changeme', 'change-me', 'secret', 'jwt-secret', 'default', 'password', 'tollgate']);
+
+export class ConfigError extends Error {}
+
+function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min) throw new ConfigError(`${name} must be an integer >= ${min}, got "${raw}"`);
+  return value;
+}
+
+function list(raw: string | undefined): string[] {
+  return (raw ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+function oneOf<T extends string>(name: string, raw: string | undefined, allowed: readonly T[], fallback: T): T {
+  if (raw === undefined || raw === '') return fallback;
+  if ((allowed as readonly string[]).includes(raw)) return raw as T;
+  throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got "${raw}"`);
+}
+
+/**
+ * Outside production a missing secret is generated once and kept in DATA_DIR so restarts keep
+ * sessions valid; in production the operator must provide a strong one (DECISIONS §3).
+ */
+function resolveJwtSecret(env: NodeJS.ProcessEnv, production: boolean, dataDir: string): string {
+  const given = env.JWT_SECRET_KEY;
+  if (production) {
+    if (!given) throw new ConfigError('JWT_SECRET_KEY is required when ENV=production');
+    if (given.length < 32) throw new ConfigError('JWT_SECRET_KEY must be at least 32 characters in production');
+    if (WEAK_SECRETS.has(given.toLowerCase())) throw new ConfigError('JWT_SECRET_KEY is a known default; choose a random one');
+    return given;
+  }
+  if (given) return given;
+  const file = join(dataDir, 'jwt-secret');
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  mkdirSync(dataDir, { recursive: true });
+  const secret = randomBytes(48).toString('base64url');
+  writeFileSync(file, secret, { mode: 0o600 });
+  chmodSync(file, 0o600);
+  return secret;
+}
+
+function resolveClamav(env: NodeJS.ProcessEnv): Config['clamav'] {
+  if (env.CLAMAV_SOCKET) return { socket: env.CLAMAV_SOCKET };
+  if (env.CLAMAV_HOST) return { host: env.CLAMAV_HOST, port: int(env, 'CLAMAV_PORT', 3310, 1) };
+  return null;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const envName = oneOf('ENV', env.ENV ?? env.NODE_ENV, ['development', 'production', 'test'] as const, 'development');
+  const production = envName === 'production';
+  const dataDirRaw = env.DATA_DIR || './data';
+  const dataDir = isAbsolute(dataDirRaw) ? dataDirRaw : resolve(process.cwd(), dataDirRaw);
+  mkdirSync(dataDir, { recursive: true });
+  return {
+    env: envName,
+    edition: oneOf('EDITION', env.EDITION, ['community', 'enterprise'] as const, 'enterprise'),
+    host: env.HOST || '0.0.0.0',
+    port: int(env, 'PORT', 8000),
+    dataDir,
+    databaseUrl: env.DATABASE_URL || null,
+    redisUrl: env.REDIS_URL || null,
+    jwtSecret: resolveJwtSecret(env, production, dataDir),
+    jwtExpireMinutes: int(env, 'JWT_EXPIRE_MINUTES', 60, 1),
+    adminUsername: env.ADMIN_USERNAME || null,
+    adminPasswordHash: env.ADMIN_PASSWORD_HASH || null,
+    appUrl: (env.APP_URL || `http://localhost:${env.PORT || 8000}`).replace(/\/+$/, ''),
+    appVersion: env.APP_VERSION || 'v0.1.0',
+    trustedProxies: list(env.TRUSTED_PROXIES),
+    corsOrigins: list(env.CORS_ORIGINS),
+    clamav: resolveClamav(env),
+    clamavUpdateCommand: env.CLAMAV_UPDATE_COMMAND || null,
+    maxUploadBytes: int(env, 'MAX_UPLOAD_MB', 512, 1) * 1024 * 1024,
+    logLevel: env.LOG_LEVEL || (envName === 'test' ? 'silent' : 'info'),
+    rateLimitsOff: (env.RATE_LIMITS ?? '').toLowerCase() === 'off',
+    settingsKey: env.SETTINGS_KEY || null,
+    bcryptRounds: int(env, 'BCRYPT_ROUNDS', 10, 4),
+    signingKeyAlgorithm: oneOf('SIGNING_KEY_ALGORITHM', env.SIGNING_KEY_ALGORITHM, ['rsa4096', 'ed25519'] as const, 'rsa4096'),
+  };
+}

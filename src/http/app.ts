@@ -1,0 +1,135 @@
+import { randomUUID } from 'node:crypto';
+import cors from '@fastify/cors';
+import formbody from '@fastify/formbody';
+import helmet from '@fastify/helmet';
+import multipart from '@fastify/multipart';
+import rateLimit from '@fastify/rate-limit';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { Redis } from 'ioredis';
+import type { AppContext } from '../services/context.js';
+import { installAuth } from './auth-hook.js';
+import { installErrorHandlers, tooManyRequests } from './errors.js';
+import { PER_IP_LIMITS, RATE_LIMITS } from './rate-limits.js';
+import { API_PREFIXES, installRouteGuard, type RegisteredRoute } from './route-guard.js';
+import { validatorCompiler } from './validation.js';
+import { apiRoutes } from './routes/index.js';
+import type { App } from './types.js';
+
+const JSON_BODY_LIMIT = 1024 * 1024;
+
+export interface BuiltApp {
+  app: App;
+  routes: RegisteredRoute[];
+}
+
+function installMetrics(app: FastifyInstance, ctx: AppContext): void {
+  app.addHook('onResponse', async (request, reply) => {
+    const path = request.routeOptions.config?.template ?? 'unmatched';
+    ctx.metrics.httpRequests.inc({ method: request.method, path, status: String(reply.statusCode) });
+    ctx.metrics.httpDuration.observe({ method: request.method, path }, reply.elapsedTime / 1000);
+  });
+}
+
+async function installRateLimits(app: FastifyInstance, ctx: AppContext): Promise<void> {
+  const redis = ctx.config.redisUrl ? new Redis(ctx.config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false }) : undefined;
+  if (redis) ctx.closers.push(async () => void redis.disconnect());
+  await app.register(rateLimit, {
+    global: false,
+    hook: 'preHandler',
+    redis,
+    nameSpace: 'tollgate-rl:',
+    keyGenerator: (request) => {
+      const limit = request.routeOptions.config?.limit;
+      const principal = request.principal;
+      return limit && !PER_IP_LIMITS.has(limit) && principal ? `${limit}:u:${principal.user.id}` : `${limit}:ip:${request.ip}`;
+    },
+    errorResponseBuilder: (_request, context) => tooManyRequests(Math.max(1, Math.ceil(context.ttl / 1000))),
+  });
+}
+
+/** Attaches each route's limit from the Limits table; the `rate_limits` setting overrides, 0 = off. */
+function applyRouteLimits(app: FastifyInstance, ctx: AppContext): void {
+  app.addHook('onRoute', (route) => {
+    const limit = route.config?.limit;
+    if (!limit || ctx.config.rateLimitsOff) return;
+    const configured = async () => {
+      const overrides = (await ctx.settings.get('rate_limits')) as Record<string, number>;
+      return overrides[limit] ?? RATE_LIMITS[limit];
+    };
+    route.config = {
+      ...route.config,
+      rateLimit: {
+        timeWindow: 60_000,
+        max: async () => Math.max(1, await configured()),
+        allowList: async () => (await configured()) === 0,
+      },
+    };
+  });
+}
+
+async function installDocs(app: FastifyInstance, ctx: AppContext): Promise<void> {
+  await app.register(swagger, {
+    openapi: {
+      info: { title: 'Tollgate', description: 'Private APT and RPM repository manager', version: ctx.config.appVersion },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      security: [{ bearer: [] }],
+    },
+  });
+  if (ctx.config.env === 'production') return;
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+}
+
+export async function buildApp(ctx: AppContext): Promise<BuiltApp> {
+  const app = Fastify({
+    loggerInstance: ctx.log as FastifyBaseLogger,
+    genReqId: (request) => {
+      const given = request.headers['x-request-id'];
+      return typeof given === 'string' && /^[\w.-]{1,100}$/.test(given) ? given : randomUUID();
+    },
+    trustProxy: ctx.config.trustedProxies.length ? ctx.config.trustedProxies : false,
+    bodyLimit: JSON_BODY_LIMIT,
+    routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 500 },
+    ajv: { customOptions: { removeAdditional: false } },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+  app.setValidatorCompiler(validatorCompiler());
+
+  const routes: RegisteredRoute[] = [];
+  installRouteGuard(app, routes);
+  applyRouteLimits(app, ctx);
+  installErrorHandlers(app);
+  installMetrics(app, ctx);
+  app.addHook('onSend', async (request, reply) => {
+    void reply.header('x-request-id', request.id);
+  });
+
+  await app.register(helmet, { contentSecurityPolicy: false, crossOriginResourcePolicy: { policy: 'same-site' } });
+  await app.register(cors, {
+    origin: ctx.config.corsOrigins.length ? ctx.config.corsOrigins : false,
+    credentials: true,
+  });
+  await app.register(formbody, { bodyLimit: JSON_BODY_LIMIT });
+  await app.register(multipart, {
+    limits: { fileSize: ctx.config.maxUploadBytes, files: 1, fields: 20, fieldSize: 64 * 1024, parts: 25 },
+    throwFileSizeLimit: true,
+  });
+  installAuth(app, ctx);
+  await installRateLimits(app, ctx);
+  await installDocs(app, ctx);
+
+  for (const prefix of API_PREFIXES) {
+    await app.register(async (scope) => {
+      if (prefix) {
+        // The prefixed copies are aliases: keep the generated documentation to the base paths.
+        scope.addHook('onRoute', (route) => {
+          route.schema = { ...(route.schema ?? {}), hide: true };
+        });
+      }
+      await apiRoutes(scope.withTypeProvider<TypeBoxTypeProvider>(), ctx);
+    }, { prefix });
+  }
+  return { app, routes };
+}

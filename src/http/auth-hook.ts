@@ -1,0 +1,49 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { AppContext } from '../services/context.js';
+import { forbidden, unauthorized } from './errors.js';
+import type { Access } from './permissions.js';
+import type { Role } from '../domain/roles.js';
+
+function bearerOf(request: FastifyRequest): string | null {
+  const header = request.headers.authorization;
+  if (!header) return null;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return match ? match[1]! : null;
+}
+
+async function allowed(access: Access, role: Role, ctx: AppContext): Promise<boolean> {
+  if (access === 'public' || access === 'any') return true;
+  if (access === 'decider') {
+    if (role === 'admin') return true;
+    return role === 'maintainer' && (await ctx.settings.get('decide_min_role')) === 'maintainer';
+  }
+  return access.includes(role);
+}
+
+/**
+ * Authenticates every request to a non-public route before its body is read, then checks the
+ * route's entry in the permission table against the role in force for this request.
+ */
+export function installAuth(app: FastifyInstance, ctx: AppContext): void {
+  app.decorateRequest('principal', null);
+  app.addHook('onRequest', async (request) => {
+    const access = request.routeOptions.config?.access;
+    if (access === undefined || access === 'public') return;
+    const bearer = bearerOf(request);
+    if (!bearer) throw unauthorized();
+    const result = await ctx.auth.authenticate(bearer);
+    if ('error' in result) {
+      throw result.error === 'inactive'
+        ? unauthorized('This account is deactivated', 'account_disabled')
+        : unauthorized('Invalid or expired credentials', 'invalid_token');
+    }
+    request.principal = result;
+    if (!(await allowed(access, result.role, ctx))) throw forbidden();
+  });
+}
+
+/** The authenticated caller of a non-public route (the auth hook guarantees one). */
+export function principalOf(request: FastifyRequest) {
+  if (!request.principal) throw unauthorized();
+  return request.principal;
+}

@@ -1,0 +1,113 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { DomainError, type DomainErrorKind } from '../domain/errors.js';
+
+/** An error that already knows its HTTP answer. Body: {detail, code, ...extra} (DECISIONS §1). */
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    detail: string,
+    readonly extra: Record<string, unknown> = {},
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(detail);
+    this.name = 'HttpError';
+  }
+}
+
+export const notFound = (what: string, code = 'not_found') => new HttpError(404, code, `${what} not found`);
+export const badRequest = (code: string, detail: string) => new HttpError(400, code, detail);
+export const unprocessable = (code: string, detail: string, errors?: Array<{ loc: string[]; msg: string }>) =>
+  new HttpError(422, code, detail, errors ? { errors } : {});
+export const conflict = (code: string, detail: string, extra: Record<string, unknown> = {}) =>
+  new HttpError(409, code, detail, extra);
+export const forbidden = (detail = 'Your role does not allow this action') => new HttpError(403, 'forbidden', detail);
+export const unauthorized = (detail = 'Not authenticated', code = 'not_authenticated') =>
+  new HttpError(401, code, detail, {}, { 'WWW-Authenticate': 'Bearer' });
+export const tooManyRequests = (retryAfterSeconds: number, detail = 'Too many requests', code = 'rate_limited') =>
+  new HttpError(429, code, detail, { retry_after: retryAfterSeconds }, { 'Retry-After': String(retryAfterSeconds) });
+
+const STATUS_OF_KIND: Record<DomainErrorKind, number> = {
+  invalid: 422,
+  not_found: 404,
+  conflict: 409,
+  forbidden: 403,
+  unavailable: 503,
+  too_large: 413,
+};
+
+interface ErrorAnswer {
+  status: number;
+  body: Record<string, unknown>;
+  headers: Record<string, string>;
+}
+
+function ajvLocation(instancePath: string, httpPart: string | undefined, missing?: string): string[] {
+  const parts = instancePath.split('/').filter(Boolean);
+  if (missing) parts.push(missing);
+  return [httpPart ?? 'body', ...parts];
+}
+
+/** The one mapping from anything thrown to the error body; 5xx details never leave the process. */
+export function toErrorAnswer(error: unknown): ErrorAnswer {
+  if (error instanceof HttpError) {
+    return { status: error.status, body: { detail: error.message, code: error.code, ...error.extra }, headers: error.headers };
+  }
+  if (error instanceof DomainError) {
+    return {
+      status: STATUS_OF_KIND[error.kind],
+      body: { detail: error.message, code: error.code, ...error.extra },
+      headers: {},
+    };
+  }
+  const fe = error as FastifyError & { validationContext?: string };
+  if (fe && Array.isArray(fe.validation)) {
+    const errors = fe.validation.map((v) => {
+      const params = v.params as Record<string, unknown> | undefined;
+      const missing = typeof params?.missingProperty === 'string' ? params.missingProperty : undefined;
+      const extra = typeof params?.additionalProperty === 'string' ? params.additionalProperty : undefined;
+      const loc = ajvLocation(v.instancePath ?? '', fe.validationContext, missing ?? extra);
+      const msg = extra ? 'unknown field' : (v.message ?? 'invalid value');
+      return { loc, msg };
+    });
+    const first = errors[0];
+    const detail = first ? `${first.loc.join('.')}: ${first.msg}` : 'Invalid request';
+    return { status: 422, body: { detail, code: 'validation_error', errors }, headers: {} };
+  }
+  switch (fe?.code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return { status: 400, body: { detail: 'Malformed JSON body', code: 'malformed_json' }, headers: {} };
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+    case 'FST_REQ_FILE_TOO_LARGE':
+    case 'FST_FILES_LIMIT':
+    case 'FST_PARTS_LIMIT':
+      return { status: 413, body: { detail: 'Request body too large', code: 'body_too_large' }, headers: {} };
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return { status: 415, body: { detail: 'Unsupported content type', code: 'unsupported_media_type' }, headers: {} };
+    case 'FST_INVALID_MULTIPART_CONTENT_TYPE':
+      return { status: 400, body: { detail: 'Expected a multipart/form-data body', code: 'multipart_required' }, headers: {} };
+    default:
+      break;
+  }
+  if (error instanceof SyntaxError) {
+    return { status: 400, body: { detail: 'Malformed request body', code: 'malformed_body' }, headers: {} };
+  }
+  const status = typeof fe?.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500 ? fe.statusCode : 500;
+  if (status < 500) {
+    return { status, body: { detail: fe.message || 'Bad request', code: 'bad_request' }, headers: {} };
+  }
+  return { status: 500, body: { detail: 'Internal server error', code: 'internal_error' }, headers: {} };
+}
+
+export function installErrorHandlers(app: FastifyInstance): void {
+  app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
+    const answer = toErrorAnswer(error);
+    if (answer.status >= 500) request.log.error({ err: error }, 'request failed');
+    else request.log.debug({ code: answer.body.code }, 'request refused');
+    void reply.status(answer.status).headers(answer.headers).send(answer.body);
+  });
+  app.setNotFoundHandler((request, reply) => {
+    void reply.status(404).send({ detail: `No route ${request.method} ${request.url.split('?')[0]}`, code: 'not_found' });
+  });
+}

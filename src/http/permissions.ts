@@ -1,0 +1,66 @@
+import type { Role } from '../domain/roles.js';
+
+/**
+ * Who may call what: the one table (DECISIONS §2). Route registration reads it, so a route
+ * without an entry cannot be registered (src/http/route.ts throws at start-up).
+ *  - 'public': no authentication.
+ *  - 'any': any authenticated, active user.
+ *  - 'decider': admin, or maintainer too when the setting `decide_min_role` is `maintainer`.
+ *  - a role list: exactly those roles.
+ */
+export type Access = 'public' | 'any' | 'decider' | readonly Role[];
+
+const UPLOADERS: readonly Role[] = ['uploader', 'maintainer', 'admin'];
+const AUDITORS: readonly Role[] = ['auditor', 'maintainer', 'admin'];
+const MAINTAINERS: readonly Role[] = ['maintainer', 'admin'];
+const ADMIN: readonly Role[] = ['admin'];
+
+export const ROUTE_ACCESS: Readonly<Record<string, Access>> = {
+  // auth
+  'POST /auth/token': 'public',
+  'GET /auth/roles': 'public',
+  'POST /auth/forgot-password': 'public',
+  'POST /auth/reset-password': 'public',
+  'POST /auth/mfa/verify': 'public',
+  'GET /auth/me': 'any',
+  'POST /auth/change-password': 'any',
+  'POST /auth/mfa/setup': 'any',
+  'POST /auth/mfa/enable': 'any',
+  'POST /auth/mfa/disable': 'any',
+  'GET /auth/users': ADMIN,
+  'POST /auth/users': ADMIN,
+  'GET /auth/users/:username': ADMIN,
+  'PATCH /auth/users/:username': ADMIN,
+  'DELETE /auth/users/:username': ADMIN,
+  'POST /auth/users/:username/reset-password': ADMIN,
+  // API tokens: uploader+ manage their own, admin manages all (the handler scopes the rows)
+  'GET /auth/api-tokens': UPLOADERS,
+  'POST /auth/api-tokens': UPLOADERS,
+  'DELETE /auth/api-tokens/:token_id': UPLOADERS,
+  // audit
+  'GET /artifacts/audit/logs': AUDITORS,
+  'GET /audit/logs': AUDITORS,
+  'GET /audit/package/:name': AUDITORS,
+  'GET /audit/verify': AUDITORS,
+  // settings
+  'GET /settings': ADMIN,
+  'PATCH /settings': ADMIN,
+  // health and metrics
+  'GET /health/live': 'public',
+  'GET /health/ready': 'public',
+  'GET /health': 'public',
+  'GET /metrics': 'public',
+  // CORS preflight (answered by @fastify/cors for the configured CORS_ORIGINS)
+  'OPTIONS *': 'public',
+  // API documentation (not registered when ENV=production)
+  'GET /openapi.json': 'public',
+  'GET /docs': 'public',
+  'GET /docs/json': 'public',
+  'GET /docs/yaml': 'public',
+  'GET /docs/static/index.html': 'public',
+  'GET /docs/static/swagger-initializer.js': 'public',
+  'GET /docs/static/*': 'public',
+};
+
+/** Route groups used by later capabilities, kept here so the table stays the single source. */
+export const ROLE_GROUPS = { UPLOADERS, AUDITORS, MAINTAINERS, ADMIN } as const;

@@ -1,0 +1,31 @@
+/** API.md's Limits table: requests per minute per user (or per client IP when anonymous). */
+export const RATE_LIMITS = {
+  login: 10,
+  password_reset: 5,
+  mfa_verify: 10,
+  upload: 20,
+  import_fetch: 10,
+  import_batch: 5,
+  import_sync: 3,
+  import: 10,
+  distributions: 5,
+} as const;
+export type RateLimitName = keyof typeof RATE_LIMITS;
+
+/** Limits that always count per client IP: they guard unauthenticated endpoints. */
+export const PER_IP_LIMITS: ReadonlySet<RateLimitName> = new Set(['login', 'password_reset', 'mfa_verify']);
+
+/** Which limit a route template falls under, if any. */
+export function limitFor(method: string, template: string): RateLimitName | undefined {
+  if (method !== 'POST') return undefined;
+  if (template === '/auth/token') return 'login';
+  if (template === '/auth/forgot-password' || template === '/auth/reset-password') return 'password_reset';
+  if (template === '/auth/mfa/verify') return 'mfa_verify';
+  if (template === '/upload' || template === '/upload/stream') return 'upload';
+  if (template === '/import/fetch') return 'import_fetch';
+  if (template === '/import/batch') return 'import_batch';
+  if (template === '/import/sync') return 'import_sync';
+  if (template.startsWith('/import/')) return 'import';
+  if (template.startsWith('/distributions/')) return 'distributions';
+  return undefined;
+}

@@ -1,0 +1,104 @@
+import { sql } from 'kysely';
+import { Type } from 'typebox';
+import type { App } from '../types.js';
+import type { AppContext } from '../../services/context.js';
+import { errorResponses, Page, PageQuery, pageOf } from '../schemas.js';
+
+const EntryOut = Type.Object({
+  seq: Type.Integer(),
+  timestamp: Type.String(),
+  action: Type.String(),
+  user: Type.Union([Type.String(), Type.Null()]),
+  result: Type.String(),
+  package: Type.Union([Type.String(), Type.Null()]),
+  version: Type.Union([Type.String(), Type.Null()]),
+  detail: Type.Union([Type.String(), Type.Null()]),
+  ip: Type.Union([Type.String(), Type.Null()]),
+  hash: Type.String(),
+});
+
+const AuditQuery = Type.Object({
+  ...PageQuery,
+  package: Type.Optional(Type.String({ maxLength: 200 })),
+  action: Type.Optional(Type.String({ maxLength: 50 })),
+  result: Type.Optional(Type.Union([Type.Literal('SUCCESS'), Type.Literal('FAILURE'), Type.Literal('WARNING')])),
+  user: Type.Optional(Type.String({ maxLength: 200 })),
+  q: Type.Optional(Type.String({ maxLength: 200 })),
+}, { additionalProperties: false });
+
+interface AuditFilter {
+  package?: string;
+  action?: string;
+  result?: string;
+  user?: string;
+  q?: string;
+}
+
+/** `like` pattern with the wildcard characters of the user's text escaped. */
+const containing = (text: string) => `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+export async function auditRoutes(app: App, ctx: AppContext): Promise<void> {
+  async function query(filter: AuditFilter, page: number, perPage: number) {
+    let q = ctx.db.selectFrom('audit_index');
+    if (filter.package) q = q.where('package', '=', filter.package);
+    if (filter.action) q = q.where('action', '=', filter.action.toUpperCase());
+    if (filter.result) q = q.where('result', '=', filter.result);
+    if (filter.user) q = q.where('username', '=', filter.user);
+    if (filter.q) {
+      const pattern = containing(filter.q);
+      q = q.where((eb) =>
+        eb.or(['package', 'username', 'detail'].map((col) => eb(sql`lower(${sql.ref(col)})`, 'like', sql`${pattern} escape '\\'`))),
+      );
+    }
+    const total = Number((await q.select((eb) => eb.fn.countAll().as('n')).executeTakeFirst())?.n ?? 0);
+    const rows = await q.selectAll().orderBy('seq', 'desc').limit(perPage).offset((page - 1) * perPage).execute();
+    const items = rows.map(({ username, ...r }) => ({ ...r, seq: Number(r.seq), user: username }));
+    return pageOf(items, total, page, perPage);
+  }
+
+  const listSchema = (summary: string) => ({
+    tags: ['audit'], summary, querystring: AuditQuery, response: { 200: Page(EntryOut), ...errorResponses },
+  });
+
+  app.get('/artifacts/audit/logs', { schema: listSchema('Audit entries, newest first, filtered') }, async (request) => {
+    const { page = 1, per_page = 100, ...filter } = request.query as AuditFilter & { page?: number; per_page?: number };
+    return query(filter, page, per_page);
+  });
+
+  app.get('/audit/logs', { schema: listSchema('Recent audit entries, newest first') }, async (request) => {
+    const { page = 1, per_page = 100, ...filter } = request.query as AuditFilter & { page?: number; per_page?: number };
+    return query(filter, page, per_page);
+  });
+
+  app.get('/audit/package/:name', {
+    schema: {
+      tags: ['audit'],
+      summary: 'Full history of one package',
+      params: Type.Object({ name: Type.String({ maxLength: 200 }) }),
+      querystring: Type.Object(PageQuery),
+      response: { 200: Page(EntryOut), ...errorResponses },
+    },
+  }, async (request) => {
+    const { page = 1, per_page = 100 } = request.query as { page?: number; per_page?: number };
+    return query({ package: request.params.name }, page, per_page);
+  });
+
+  app.get('/audit/verify', {
+    schema: {
+      tags: ['audit'],
+      summary: 'Check the hash chain of every audit file',
+      response: {
+        200: Type.Object({
+          ok: Type.Boolean(),
+          entries: Type.Integer(),
+          files: Type.Integer(),
+          first_broken: Type.Union([
+            Type.Object({ file: Type.String(), line: Type.Integer(), seq: Type.Union([Type.Integer(), Type.Null()]), reason: Type.String() }),
+            Type.Null(),
+          ]),
+        }),
+        ...errorResponses,
+      },
+    },
+  }, async () => ctx.audit.verify());
+}

@@ -1,0 +1,44 @@
+import { pino } from 'pino';
+import { ConfigError, loadConfig } from './config.js';
+import { buildApp } from './http/app.js';
+import { closeContext, createContext } from './services/context.js';
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(`tollgate: configuration error: ${error.message}`);
+      process.exit(2);
+    }
+    throw error;
+  }
+  const log = pino({
+    level: config.logLevel,
+    redact: { paths: ['req.headers.authorization', 'req.headers.cookie', '*.password', '*.token'], censor: '[redacted]' },
+  });
+  const ctx = await createContext(config, log);
+  const { app } = await buildApp(ctx);
+  await app.listen({ host: config.host, port: config.port });
+  ctx.health.markStarted();
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    const force = setTimeout(() => process.exit(1), 15_000);
+    force.unref();
+    await app.close();
+    await closeContext(ctx);
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+main().catch((error: unknown) => {
+  console.error('tollgate: failed to start', error);
+  process.exit(1);
+});

@@ -1,0 +1,111 @@
+import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import type { Db } from '../adapters/db/index.js';
+import type { ApiTokensTable } from '../adapters/db/schema.js';
+import { DomainError } from '../domain/errors.js';
+import { roleWithin, type Role } from '../domain/roles.js';
+import type { UserRow } from './users.js';
+import { isoUtc, toApiTime } from './time.js';
+
+export const TOKEN_PREFIX = 'tg_';
+const TOKEN_SHAPE = /^tg_[A-Za-z0-9_-]{43}$/;
+
+export const sha256Hex = (value: string): string => createHash('sha256').update(value).digest('hex');
+
+export interface PublicToken {
+  token_id: string;
+  name: string;
+  role: Role;
+  roles: Role[];
+  username: string;
+  prefix: string;
+  created_at: string | null;
+  expires_at: string | null;
+  last_used_at: string | null;
+  revoked: boolean;
+}
+
+export function publicToken(t: ApiTokensTable, username: string): PublicToken {
+  const role = t.role as Role;
+  return {
+    token_id: t.id,
+    name: t.name,
+    role,
+    roles: [role],
+    username,
+    prefix: TOKEN_PREFIX,
+    created_at: toApiTime(t.created_at),
+    expires_at: toApiTime(t.expires_at),
+    last_used_at: toApiTime(t.last_used_at),
+    revoked: t.revoked_at !== null,
+  };
+}
+
+/**
+ * Permanent API tokens (DECISIONS §3): `tg_` + 43 url-safe characters, only the SHA-256 stored,
+ * the raw value shown once. A token's role is at most its creator's role at creation and is
+ * re-limited by the creator's current role on every request.
+ */
+export class ApiTokenService {
+  constructor(private readonly db: Db) {}
+
+  async create(owner: UserRow, name: string, role: Role, expiresDays: number | null) {
+    if (!roleWithin(role, owner.role as Role)) {
+      throw new DomainError('forbidden', 'token_role_too_high', `A token cannot carry more rights than your role (${owner.role})`);
+    }
+    const raw = TOKEN_PREFIX + randomBytes(32).toString('base64url');
+    const now = new Date();
+    const row: ApiTokensTable = {
+      id: randomUUID(),
+      name,
+      token_hash: sha256Hex(raw),
+      role,
+      user_id: owner.id,
+      created_at: isoUtc(now),
+      expires_at: expiresDays ? isoUtc(new Date(now.getTime() + expiresDays * 86_400_000)) : null,
+      last_used_at: null,
+      revoked_at: null,
+    };
+    await this.db.insertInto('api_tokens').values(row).execute();
+    return { row, raw };
+  }
+
+  /** Tokens visible to a caller: all for admins, their own otherwise. */
+  async list(viewer: UserRow, all: boolean): Promise<PublicToken[]> {
+    let q = this.db
+      .selectFrom('api_tokens')
+      .innerJoin('users', 'users.id', 'api_tokens.user_id')
+      .selectAll('api_tokens')
+      .select('users.username as username')
+      .where('api_tokens.revoked_at', 'is', null)
+      .orderBy('api_tokens.created_at');
+    if (!all) q = q.where('api_tokens.user_id', '=', viewer.id);
+    const rows = await q.execute();
+    return rows.map(({ username, ...t }) => publicToken(t, username));
+  }
+
+  async revoke(viewer: UserRow, tokenId: string, all: boolean): Promise<ApiTokensTable> {
+    const row = await this.db.selectFrom('api_tokens').selectAll().where('id', '=', tokenId).executeTakeFirst();
+    // Someone else's token is reported as missing, not forbidden: its existence is not disclosed.
+    if (!row || row.revoked_at || (!all && row.user_id !== viewer.id)) {
+      throw new DomainError('not_found', 'token_not_found', 'API token not found');
+    }
+    await this.db.updateTable('api_tokens').set({ revoked_at: isoUtc() }).where('id', '=', tokenId).execute();
+    return row;
+  }
+
+  /** Finds the live token row for a raw bearer value, comparing digests in constant time. */
+  async resolve(raw: string): Promise<ApiTokensTable | null> {
+    if (!TOKEN_SHAPE.test(raw)) return null;
+    const digest = sha256Hex(raw);
+    const row = await this.db.selectFrom('api_tokens').selectAll().where('token_hash', '=', digest).executeTakeFirst();
+    if (!row) return null;
+    if (!timingSafeEqual(Buffer.from(row.token_hash, 'hex'), Buffer.from(digest, 'hex'))) return null;
+    if (row.revoked_at) return null;
+    if (row.expires_at && new Date(row.expires_at).getTime() <= Date.now()) return null;
+    // last_used_at is informative; write it at most once a minute per token.
+    if (!row.last_used_at || Date.now() - new Date(row.last_used_at).getTime() > 60_000) {
+      await this.db.updateTable('api_tokens').set({ last_used_at: isoUtc() }).where('id', '=', row.id).execute();
+    }
+    return row;
+  }
+}

@@ -1,0 +1,101 @@
+import { chmodSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { sql } from 'kysely';
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import { AuditLog } from '../adapters/audit/audit-log.js';
+import { databaseAuditIndex } from '../adapters/audit/db-index.js';
+import { SecretBox } from '../adapters/crypto/secret-box.js';
+import { migrateToLatest, openDatabase, type Db, type DbDialect } from '../adapters/db/index.js';
+import { Metrics } from '../adapters/metrics/metrics.js';
+import { ApiTokenService } from './api-tokens.js';
+import { AuthService, type DirectoryLogin } from './auth.js';
+import { HealthService } from './health.js';
+import { SettingsService } from './settings.js';
+import { UserService } from './users.js';
+
+/** Everything a request handler or job may use, built once at start-up. */
+export interface AppContext {
+  config: Config;
+  log: Logger;
+  db: Db;
+  dialect: DbDialect;
+  box: SecretBox;
+  audit: AuditLog;
+  settings: SettingsService;
+  users: UserService;
+  tokens: ApiTokenService;
+  auth: AuthService;
+  metrics: Metrics;
+  health: HealthService;
+  mail: OutboundMail;
+  /** Run in reverse order at shutdown. */
+  closers: Array<() => Promise<void>>;
+}
+
+/** Sends e-mail through the SMTP settings; says when SMTP is not configured instead of pretending. */
+export interface OutboundMail {
+  send(to: string[], subject: string, text: string): Promise<'sent' | 'not_configured'>;
+}
+
+/** LDAP is wired by the directory capability; until then no directory is consulted. */
+const noDirectory: DirectoryLogin = async () => null;
+
+export async function createContext(config: Config, log: Logger): Promise<AppContext> {
+  const { db, dialect, close } = openDatabase(config.databaseUrl, config.dataDir);
+  await migrateToLatest(db);
+  const box = new SecretBox(config.settingsKey ?? config.jwtSecret, 'settings');
+  const audit = await AuditLog.open(join(config.dataDir, 'audit'), databaseAuditIndex(db));
+  const users = new UserService(db, config.bcryptRounds);
+  const tokens = new ApiTokenService(db);
+  const settings = new SettingsService(db, box);
+  const auth = new AuthService(db, users, tokens, box, config.jwtSecret, config.jwtExpireMinutes, noDirectory);
+  const health = new HealthService();
+  health.register('database', async () => {
+    await sql`select 1`.execute(db);
+    return { ok: true, configured: true, dialect };
+  }, true);
+  const ctx: AppContext = {
+    config, log, db, dialect, box, audit, settings, users, tokens, auth,
+    metrics: new Metrics(), health, closers: [close],
+    mail: { send: async () => 'not_configured' },
+  };
+  await ensureInitialAdmin(ctx);
+  return ctx;
+}
+
+/**
+ * DECISIONS §3: the configured admin (ADMIN_USERNAME + bcrypt ADMIN_PASSWORD_HASH) is created when
+ * missing; with neither set and no admin at all, `admin` gets a random password printed once and
+ * written to DATA_DIR/initial-admin-password (0600).
+ */
+async function ensureInitialAdmin(ctx: AppContext): Promise<void> {
+  const { config, users, log } = ctx;
+  if (config.adminUsername && config.adminPasswordHash) {
+    if (!(await users.byUsername(config.adminUsername))) {
+      await users.create({ username: config.adminUsername, password: null, role: 'admin' }, config.adminPasswordHash);
+      log.info({ username: config.adminUsername }, 'initial admin created from configuration');
+    }
+    return;
+  }
+  if ((await users.countAdmins()) > 0) return;
+  const username = config.adminUsername ?? 'admin';
+  const password = `Tg-${randomBytes(18).toString('base64url')}`;
+  await users.create({ username, password, role: 'admin' });
+  const file = join(config.dataDir, 'initial-admin-password');
+  writeFileSync(file, `${password}\n`, { mode: 0o600 });
+  chmodSync(file, 0o600);
+  // Printed once so the operator can log in; it is also in the 0600 file above.
+  log.warn(`initial admin created: username=${username} password=${password} (also in ${file}); change it after the first login`);
+}
+
+export async function closeContext(ctx: AppContext): Promise<void> {
+  for (const close of [...ctx.closers].reverse()) {
+    try {
+      await close();
+    } catch (error) {
+      ctx.log.error({ err: error }, 'error while shutting down');
+    }
+  }
+}

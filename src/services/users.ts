@@ -1,0 +1,165 @@
+import { randomUUID } from 'node:crypto';
+import bcrypt from 'bcryptjs';
+import type { Db } from '../adapters/db/index.js';
+import type { UsersTable } from '../adapters/db/schema.js';
+import { DomainError } from '../domain/errors.js';
+import { passwordProblems } from '../domain/password-policy.js';
+import type { Role } from '../domain/roles.js';
+import { isoUtc, toApiTime } from './time.js';
+
+export type UserRow = UsersTable;
+
+export interface PublicUser {
+  username: string;
+  email: string | null;
+  role: Role;
+  roles: Role[];
+  full_name: string | null;
+  active: boolean;
+  last_login: string | null;
+  source: string;
+  mfa_enabled: boolean;
+  created_at: string | null;
+}
+
+export function publicUser(u: UserRow): PublicUser {
+  const role = u.role as Role;
+  return {
+    username: u.username,
+    email: u.email,
+    role,
+    roles: [role],
+    full_name: u.full_name,
+    active: Boolean(u.is_active),
+    last_login: toApiTime(u.last_login),
+    source: u.source,
+    mfa_enabled: Boolean(u.mfa_enabled),
+    created_at: toApiTime(u.created_at),
+  };
+}
+
+export function assertPasswordPolicy(password: string): void {
+  const problems = passwordProblems(password);
+  if (problems.length) {
+    throw new DomainError('invalid', 'weak_password', `Password ${problems.join('; ')}`, {
+      errors: problems.map((msg) => ({ loc: ['body', 'password'], msg })),
+    });
+  }
+}
+
+export interface NewUser {
+  username: string;
+  password: string | null;
+  role: Role;
+  email?: string | null;
+  full_name?: string | null;
+  source?: 'local' | 'ldap';
+}
+
+export interface UserChanges {
+  role?: Role;
+  email?: string | null;
+  full_name?: string | null;
+  active?: boolean;
+}
+
+/** Account store: the only code that reads or writes the users table. */
+export class UserService {
+  constructor(
+    private readonly db: Db,
+    private readonly bcryptRounds: number,
+  ) {}
+
+  hashPassword(password: string): Promise<string> {
+    return bcrypt.hash(password, this.bcryptRounds);
+  }
+
+  async checkPassword(user: UserRow, password: string): Promise<boolean> {
+    if (!user.password_hash) return false;
+    return bcrypt.compare(password, user.password_hash);
+  }
+
+  byUsername(username: string): Promise<UserRow | undefined> {
+    return this.db.selectFrom('users').selectAll().where('username', '=', username).executeTakeFirst();
+  }
+
+  byId(id: string): Promise<UserRow | undefined> {
+    return this.db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  list(): Promise<UserRow[]> {
+    return this.db.selectFrom('users').selectAll().orderBy('username').execute();
+  }
+
+  async countAdmins(): Promise<number> {
+    const row = await this.db
+      .selectFrom('users')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .where('role', '=', 'admin')
+      .executeTakeFirst();
+    return Number(row?.n ?? 0);
+  }
+
+  async create(input: NewUser, passwordHash?: string): Promise<UserRow> {
+    if (await this.byUsername(input.username)) {
+      throw new DomainError('conflict', 'user_exists', `User ${input.username} already exists`);
+    }
+    if (input.password !== null && passwordHash === undefined) assertPasswordPolicy(input.password);
+    const now = isoUtc();
+    const row: UserRow = {
+      id: randomUUID(),
+      username: input.username,
+      email: input.email ?? null,
+      full_name: input.full_name ?? null,
+      password_hash: passwordHash ?? (input.password === null ? null : await this.hashPassword(input.password)),
+      role: input.role,
+      is_active: 1,
+      source: input.source ?? 'local',
+      token_version: 0,
+      mfa_secret: null,
+      mfa_enabled: 0,
+      last_login: null,
+      created_at: now,
+      updated_at: now,
+    };
+    await this.db.insertInto('users').values(row).execute();
+    return row;
+  }
+
+  async update(user: UserRow, changes: UserChanges): Promise<UserRow> {
+    const patch: Partial<UserRow> = { updated_at: isoUtc() };
+    if (changes.role !== undefined) patch.role = changes.role;
+    if (changes.email !== undefined) patch.email = changes.email;
+    if (changes.full_name !== undefined) patch.full_name = changes.full_name;
+    if (changes.active !== undefined) patch.is_active = changes.active ? 1 : 0;
+    await this.db.updateTable('users').set(patch).where('id', '=', user.id).execute();
+    return { ...user, ...patch };
+  }
+
+  /** Sets a new password and invalidates every JWT issued before (token_version bump). */
+  async setPassword(user: UserRow, password: string): Promise<void> {
+    assertPasswordPolicy(password);
+    const hash = await this.hashPassword(password);
+    await this.db
+      .updateTable('users')
+      .set((eb) => ({ password_hash: hash, token_version: eb('token_version', '+', 1), updated_at: isoUtc() }))
+      .where('id', '=', user.id)
+      .execute();
+  }
+
+  async setMfa(user: UserRow, secret: string | null, enabled: boolean): Promise<void> {
+    await this.db
+      .updateTable('users')
+      .set({ mfa_secret: secret, mfa_enabled: enabled ? 1 : 0, updated_at: isoUtc() })
+      .where('id', '=', user.id)
+      .execute();
+  }
+
+  async touchLogin(user: UserRow): Promise<void> {
+    await this.db.updateTable('users').set({ last_login: isoUtc() }).where('id', '=', user.id).execute();
+  }
+
+  async remove(user: UserRow): Promise<void> {
+    await this.db.deleteFrom('users').where('id', '=', user.id).execute();
+  }
+}

@@ -1,0 +1,103 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { pino } from 'pino';
+import { loadConfig, type Config } from '../../src/config.js';
+import { buildApp, type BuiltApp } from '../../src/http/app.js';
+import type { Role } from '../../src/domain/roles.js';
+import { closeContext, createContext, type AppContext } from '../../src/services/context.js';
+import { makeTempDir } from './tmp.js';
+
+export type Backend = 'sqlite' | 'postgres';
+
+/**
+ * The database backends the suite runs against: SQLite always, PostgreSQL when
+ * TEST_DATABASE_URL is set (.ci/run sets it; a test run without it says so in its output).
+ */
+export function backends(): Backend[] {
+  return process.env.TEST_DATABASE_URL ? ['sqlite', 'postgres'] : ['sqlite'];
+}
+
+/** A fresh PostgreSQL database on the TEST_DATABASE_URL server, dropped by the cleanup. */
+async function freshPostgres(): Promise<{ url: string; drop: () => Promise<void> }> {
+  const adminUrl = process.env.TEST_DATABASE_URL!;
+  const name = `tollgate_test_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const c = new pg.Client({ connectionString: adminUrl });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await c.end();
+    },
+  };
+}
+
+export interface TestApp extends BuiltApp {
+  ctx: AppContext;
+  config: Config;
+  dataDir: string;
+  adminPassword: string;
+  /** Creates a user with that role (password `Passw0rd!`) and returns a bearer token for it. */
+  tokenFor(role: Role, username?: string): Promise<string>;
+  login(username: string, password: string): Promise<string>;
+  close(): Promise<void>;
+}
+
+export const TEST_PASSWORD = 'Passw0rd!';
+
+export async function startTestApp(options: { backend?: Backend; env?: Record<string, string> } = {}): Promise<TestApp> {
+  const backend = options.backend ?? 'sqlite';
+  const tmp = await makeTempDir('tollgate-app-');
+  const pgdb = backend === 'postgres' ? await freshPostgres() : null;
+  const config = loadConfig({
+    ENV: 'test',
+    DATA_DIR: tmp.dir,
+    BCRYPT_ROUNDS: '4',
+    RATE_LIMITS: 'off',
+    SIGNING_KEY_ALGORITHM: 'ed25519',
+    ...(pgdb ? { DATABASE_URL: pgdb.url } : {}),
+    ...options.env,
+  });
+  const log = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+  const ctx = await createContext(config, log);
+  const built = await buildApp(ctx);
+  await built.app.ready();
+  ctx.health.markStarted();
+  const { readFileSync } = await import('node:fs');
+  const adminPassword = readFileSync(`${tmp.dir}/initial-admin-password`, 'utf8').trim();
+
+  const login = async (username: string, password: string) => {
+    const res = await built.app.inject({ method: 'POST', url: '/auth/token', payload: { username, password } });
+    if (res.statusCode !== 200) throw new Error(`login ${username} failed: ${res.statusCode} ${res.body}`);
+    return (res.json() as { access_token: string }).access_token;
+  };
+  let counter = 0;
+  return {
+    ...built,
+    ctx,
+    config,
+    dataDir: tmp.dir,
+    adminPassword,
+    login,
+    async tokenFor(role, username) {
+      if (role === 'admin' && !username) return login('admin', adminPassword);
+      const name = username ?? `${role}${++counter}`;
+      if (!(await ctx.users.byUsername(name))) await ctx.users.create({ username: name, password: TEST_PASSWORD, role });
+      return login(name, TEST_PASSWORD);
+    },
+    async close() {
+      await built.app.close();
+      await closeContext(ctx);
+      await pgdb?.drop();
+      await tmp.cleanup();
+    },
+  };
+}
+
+export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
