@@ -12,6 +12,7 @@ import { Redis } from 'ioredis';
 import type { AppContext } from '../services/context.js';
 import { installAuth } from './auth-hook.js';
 import { installErrorHandlers, tooManyRequests } from './errors.js';
+import { installInputGuard } from './input-guard.js';
 import { PER_IP_LIMITS, RATE_LIMITS } from './rate-limits.js';
 import { API_PREFIXES, installRouteGuard, type RegisteredRoute } from './route-guard.js';
 import { validatorCompiler } from './validation.js';
@@ -102,6 +103,7 @@ export async function buildApp(ctx: AppContext): Promise<BuiltApp> {
   applyRouteLimits(app, ctx);
   installErrorHandlers(app);
   installMetrics(app, ctx);
+  installInputGuard(app);
   app.addHook('onSend', async (request, reply) => {
     void reply.header('x-request-id', request.id);
   });

@@ -1,0 +1,92 @@
+import assert from 'node:assert/strict';
+import { readFile, readdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { AuditLog, type AuditEntry, type AuditIndex } from '../../src/adapters/audit/audit-log.js';
+import { makeTempDir } from '../helpers/tmp.js';
+
+function memoryIndex(): AuditIndex & { rows: AuditEntry[] } {
+  const rows: AuditEntry[] = [];
+  return { rows, insert: async (e) => void rows.push(e), maxSeq: async () => rows.at(-1)?.seq ?? 0 };
+}
+
+async function writeSome(dir: string, n: number, now?: () => Date) {
+  const log = await AuditLog.open(dir, memoryIndex(), now);
+  for (let i = 0; i < n; i++) await log.record({ action: 'UPLOAD', user: 'u', result: 'SUCCESS', package: `p${i}`, version: '1.0', detail: `entry ${i}` });
+  return log;
+}
+
+describe('audit log hash chain', () => {
+  it('verifies an untouched chain across day files and restarts', async () => {
+    const { dir, cleanup } = await makeTempDir();
+    let day = 1;
+    const clock = () => new Date(`2026-11-0${day}T12:00:00Z`);
+    await writeSome(dir, 3, clock);
+    day = 2;
+    const log = await writeSome(dir, 3, clock);
+    assert.equal((await readdir(dir)).filter((f) => f.endsWith('.jsonl')).length, 2);
+    const report = await log.verify();
+    assert.deepEqual(report, { ok: true, entries: 6, files: 2, first_broken: null });
+    await cleanup();
+  });
+
+  it('reports the first edited entry', async () => {
+    const { dir, cleanup } = await makeTempDir();
+    const log = await writeSome(dir, 5);
+    const file = join(dir, (await readdir(dir)).find((f) => f.endsWith('.jsonl'))!);
+    const lines = (await readFile(file, 'utf8')).trimEnd().split('\n');
+    lines[2] = lines[2]!.replace('entry 2', 'entry two');
+    await writeFile(file, `${lines.join('\n')}\n`);
+    const report = await log.verify();
+    assert.equal(report.ok, false);
+    assert.equal(report.first_broken?.seq, 3);
+    assert.equal(report.first_broken?.line, 3);
+    assert.match(report.first_broken!.reason, /hash/);
+    await cleanup();
+  });
+
+  it('detects a deleted entry and a re-hashed forgery', async () => {
+    const { dir, cleanup } = await makeTempDir();
+    const log = await writeSome(dir, 5);
+    const file = join(dir, (await readdir(dir)).find((f) => f.endsWith('.jsonl'))!);
+    const lines = (await readFile(file, 'utf8')).trimEnd().split('\n');
+    await writeFile(file, `${[...lines.slice(0, 1), ...lines.slice(2)].join('\n')}\n`);
+    const deleted = await log.verify();
+    assert.equal(deleted.ok, false);
+    assert.equal(deleted.first_broken?.seq, 3);
+    assert.match(deleted.first_broken!.reason, /sequence gap/);
+
+    // A forger who edits entry 2 and recomputes its own hash still breaks the link to entry 3.
+    const { entryHash } = await import('../../src/adapters/audit/audit-log.js');
+    const forged = JSON.parse(lines[1]!) as AuditEntry;
+    forged.detail = 'nothing to see';
+    const { hash: _old, ...rest } = forged;
+    forged.hash = entryHash(rest);
+    lines[1] = JSON.stringify(forged);
+    await writeFile(file, `${lines.join('\n')}\n`);
+    const rehashed = await log.verify();
+    assert.equal(rehashed.first_broken?.seq, 3);
+    assert.match(rehashed.first_broken!.reason, /prev_hash/);
+    await cleanup();
+  });
+
+  it('indexes entries the file has but the index missed (crash between the two writes)', async () => {
+    const { dir, cleanup } = await makeTempDir();
+    await writeSome(dir, 4);
+    const index = memoryIndex();
+    await AuditLog.open(dir, index);
+    assert.deepEqual(index.rows.map((r) => r.seq), [1, 2, 3, 4]);
+    await cleanup();
+  });
+
+  it('keeps verifying after retention removed old day files', async () => {
+    const { dir, cleanup } = await makeTempDir();
+    let now = new Date('2026-01-01T10:00:00Z');
+    await writeSome(dir, 2, () => now);
+    now = new Date('2026-03-01T10:00:00Z');
+    const log = await writeSome(dir, 2, () => now);
+    assert.deepEqual(await log.removeOlderThan(30), ['2026-01-01.jsonl']);
+    assert.equal((await log.verify()).ok, true);
+    await cleanup();
+  });
+});

@@ -1,0 +1,34 @@
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { describe, it } from 'node:test';
+import { ConfigError, loadConfig } from '../src/config.js';
+import { makeTempDir } from './helpers/tmp.js';
+
+describe('configuration', () => {
+  it('refuses to start in production without a strong JWT_SECRET_KEY', async () => {
+    const { dir, cleanup } = await makeTempDir();
+    for (const secret of [undefined, 'short', 'changeme', 'secret']) {
+      const env: Record<string, string> = { ENV: 'production', DATA_DIR: dir };
+      if (secret) env.JWT_SECRET_KEY = secret;
+      assert.throws(() => loadConfig(env), ConfigError, String(secret));
+    }
+    assert.equal(loadConfig({ ENV: 'production', DATA_DIR: dir, JWT_SECRET_KEY: 'k'.repeat(40) }).jwtSecret, 'k'.repeat(40));
+    await cleanup();
+  });
+
+  it('generates a development secret once and keeps it in DATA_DIR (0600)', async () => {
+    const { dir, cleanup } = await makeTempDir();
+    const a = loadConfig({ DATA_DIR: dir });
+    const b = loadConfig({ DATA_DIR: dir });
+    assert.equal(a.jwtSecret, b.jwtSecret);
+    assert.ok(existsSync(`${dir}/jwt-secret`));
+    assert.equal(statSync(`${dir}/jwt-secret`).mode & 0o777, 0o600);
+    assert.equal(readFileSync(`${dir}/jwt-secret`, 'utf8'), a.jwtSecret);
+    await cleanup();
+  });
+
+  it('rejects malformed values with a clear message', () => {
+    assert.throws(() => loadConfig({ PORT: 'eighty' }), /PORT must be an integer/);
+    assert.throws(() => loadConfig({ EDITION: 'gold' }), /EDITION must be one of/);
+  });
+});

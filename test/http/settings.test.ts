@@ -1,0 +1,50 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { backends, bearer, startTestApp, type TestApp } from '../helpers/app.js';
+
+for (const backend of backends()) {
+  describe(`settings store (${backend})`, () => {
+    let t: TestApp;
+    let admin: string;
+    before(async () => {
+      t = await startTestApp({ backend });
+      admin = await t.tokenFor('admin');
+    });
+    after(() => t.close());
+
+    const patch = (payload: unknown) => t.app.inject({ method: 'PATCH', url: '/settings', headers: bearer(admin), payload: payload as object });
+
+    it('returns every key with defaults, secrets null when unset', async () => {
+      const res = await t.app.inject({ method: 'GET', url: '/settings/', headers: bearer(admin) });
+      assert.equal(res.statusCode, 200);
+      const s = res.json();
+      assert.equal(s.retention_days, 90);
+      assert.equal(s.smtp_password, null);
+      assert.deepEqual(s.cve_policy, { critical: 'review', high: 'review', medium: 'warn', low: 'allow' });
+    });
+
+    it('stores secrets encrypted, answers them masked, and keeps them when the mask is sent back', async () => {
+      const res = await patch({ smtp_password: 'hunter2-Secret', smtp_host: 'mail.example.org', retention_days: 30 });
+      assert.equal(res.statusCode, 200, res.body);
+      assert.equal(res.json().smtp_password, '********');
+      assert.equal(res.json().retention_days, 30);
+      const row = await t.ctx.db.selectFrom('settings').selectAll().where('key', '=', 'smtp_password').executeTakeFirstOrThrow();
+      assert.ok(!row.value.includes('hunter2'), 'secret stored in clear');
+      await patch({ smtp_password: '********', smtp_port: 2525 });
+      assert.equal(await t.ctx.settings.get('smtp_password'), 'hunter2-Secret');
+      const audit = await t.ctx.db.selectFrom('audit_index').selectAll().where('action', '=', 'SETTINGS_CHANGE').execute();
+      assert.ok(audit.length >= 2);
+      assert.ok(audit.some((a) => a.detail?.includes('smtp_password')));
+      assert.ok(audit.every((a) => !a.detail?.includes('hunter2')));
+    });
+
+    it('refuses unknown keys and wrong types with 422', async () => {
+      for (const body of [{ no_such_key: 1 }, { retention_days: 'ten' }, { webhook_enabled: 'yes' }, { cve_policy: { critical: 'explode', high: 'review', medium: 'warn', low: 'allow' } }, { retention_days: -1 }, {}]) {
+        const res = await patch(body);
+        assert.equal(res.statusCode, 422, JSON.stringify(body));
+        assert.equal(typeof res.json().detail, 'string');
+        assert.equal(res.json().code, 'validation_error');
+      }
+    });
+  });
+}
