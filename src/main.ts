@@ -2,6 +2,7 @@ import { pino } from 'pino';
 import { ConfigError, loadConfig } from './config.js';
 import { buildApp } from './http/app.js';
 import { closeContext, createContext } from './services/context.js';
+import { publishStaleIndexes } from './services/repository.js';
 
 async function main(): Promise<void> {
   let config;
@@ -22,6 +23,8 @@ async function main(): Promise<void> {
   const { app } = await buildApp(ctx);
   await app.listen({ host: config.host, port: config.port });
   ctx.health.markStarted();
+  void publishStaleIndexes(ctx.repo, log);
+  ctx.jobs.start();
 
   let stopping = false;
   const stop = async (signal: string) => {

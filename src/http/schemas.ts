@@ -63,3 +63,6 @@ export const UserOut = Type.Object({
 });
 
 export const StatusOut = Type.Object({ status: Type.String(), detail: Type.Optional(Type.String()) });
+
+/** A JSON object whose fields are documented in the route summary (serialised as-is). */
+export const AnyObject = Type.Object({}, { additionalProperties: true });

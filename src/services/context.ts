@@ -10,10 +10,15 @@ import { SecretBox } from '../adapters/crypto/secret-box.js';
 import { migrateToLatest, openDatabase, type Db, type DbDialect } from '../adapters/db/index.js';
 import { Metrics } from '../adapters/metrics/metrics.js';
 import { ApiTokenService } from './api-tokens.js';
-import { AuthService, type DirectoryLogin } from './auth.js';
+import { AuthService } from './auth.js';
+import { createDirectoryLogin } from './directory.js';
 import { HealthService } from './health.js';
+import { createSettingsMail, Notifier } from './notifications.js';
 import { SettingsService } from './settings.js';
 import { UserService } from './users.js';
+import { createRepository, type Repository } from './repository.js';
+import { JobScheduler } from './jobs.js';
+import { createSecurity, registerSecurityJobs, type SecurityService } from './security/index.js';
 
 /** Everything a request handler or job may use, built once at start-up. */
 export interface AppContext {
@@ -29,7 +34,14 @@ export interface AppContext {
   auth: AuthService;
   metrics: Metrics;
   health: HealthService;
+  repo: Repository;
   mail: OutboundMail;
+  /** Webhook and e-mail notifications, sent in the background (DECISIONS §11). */
+  notifier: Notifier;
+  /** CVE scanner, vulnerability database, decisions, rescans, security views (issue 5). */
+  security: SecurityService;
+  /** Daily jobs; started by main.ts once the service listens. */
+  jobs: JobScheduler;
   /** Run in reverse order at shutdown. */
   closers: Array<() => Promise<void>>;
 }
@@ -39,9 +51,6 @@ export interface OutboundMail {
   send(to: string[], subject: string, text: string): Promise<'sent' | 'not_configured'>;
 }
 
-/** LDAP is wired by the directory capability; until then no directory is consulted. */
-const noDirectory: DirectoryLogin = async () => null;
-
 export async function createContext(config: Config, log: Logger): Promise<AppContext> {
   const { db, dialect, close } = openDatabase(config.databaseUrl, config.dataDir);
   await migrateToLatest(db);
@@ -50,17 +59,28 @@ export async function createContext(config: Config, log: Logger): Promise<AppCon
   const users = new UserService(db, config.bcryptRounds);
   const tokens = new ApiTokenService(db);
   const settings = new SettingsService(db, box);
-  const auth = new AuthService(db, users, tokens, box, config.jwtSecret, config.jwtExpireMinutes, noDirectory);
+  const directory = createDirectoryLogin({ settings, edition: config.edition, log });
+  const auth = new AuthService(db, users, tokens, box, config.jwtSecret, config.jwtExpireMinutes, directory);
+  const metrics = new Metrics();
+  const mail = createSettingsMail(settings);
+  const notifier = new Notifier({ settings, mail, metrics, log, edition: config.edition });
   const health = new HealthService();
   health.register('database', async () => {
     await sql`select 1`.execute(db);
     return { ok: true, configured: true, dialect };
   }, true);
+  const repo = await createRepository({ config, db, dialect, box, audit, metrics, health, log });
+  const security = createSecurity({ config, db, settings, metrics, log, repo, audit, notifier, health });
+  const jobs = new JobScheduler(db, settings, log, config.edition);
+  registerSecurityJobs(jobs, security);
   const ctx: AppContext = {
     config, log, db, dialect, box, audit, settings, users, tokens, auth,
-    metrics: new Metrics(), health, closers: [close],
-    mail: { send: async () => 'not_configured' },
+    metrics, health, mail, notifier, repo, security, jobs,
+    // Deliveries still under way get a bounded wait before the database closes.
+    closers: [close, () => notifier.idle(10_000)],
   };
+  ctx.closers.push(() => repo.publisher.idle());
+  ctx.closers.push(() => jobs.stop());
   await ensureInitialAdmin(ctx);
   return ctx;
 }

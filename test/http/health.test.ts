@@ -27,7 +27,7 @@ describe('health, metrics, docs, headers', () => {
     const res = await down.app.inject('/health/ready');
     assert.equal(res.statusCode, 503);
     assert.equal(res.json().ready, false);
-    assert.deepEqual(res.json().failing, ['database']);
+    assert.ok(res.json().failing.includes('database'), String(res.json().failing));
     await down.app.close();
   });
 

@@ -4,6 +4,8 @@ import { Kysely, Migrator, PostgresDialect, SqliteDialect, type Migration, type 
 import pg from 'pg';
 import type { Database } from './schema.js';
 import * as m0001 from './migrations/0001-foundation.js';
+import * as m0002 from './migrations/0002-packages.js';
+import * as m0003 from './migrations/0003-security.js';
 
 export type Db = Kysely<Database>;
 export type DbDialect = 'sqlite' | 'postgres';
@@ -17,6 +19,8 @@ export interface DatabaseHandle {
 /** Migrations in code, in order; the name is the sort key Kysely records. */
 const migrations: Record<string, Migration> = {
   '0001-foundation': m0001,
+  '0002-packages': m0002,
+  '0003-security': m0003,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

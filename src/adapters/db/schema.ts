@@ -65,6 +65,137 @@ export interface AuditIndexTable {
   hash: string;
 }
 
+export interface DistributionsTable {
+  codename: string;
+  format: string;
+  description: string;
+  generation: number;
+  published_generation: number;
+  published_at: string | null;
+  initialized_at: string | null;
+}
+
+/** One package file in one distribution; JSON columns hold the parsed metadata and results. */
+export interface PackagesTable {
+  id: string;
+  distribution: string;
+  format: string;
+  name: string;
+  version: string;
+  arch: string;
+  status: string;
+  cve_status: string;
+  sha256: string;
+  sha512: string;
+  sha1: string;
+  md5: string;
+  size: number;
+  /** The package's file name in the repository (never the client's). */
+  filename: string;
+  /** Path of the file in the published tree, relative to DATA_DIR/repo. */
+  pool_path: string;
+  source_name: string;
+  source_version: string;
+  metadata: string;
+  /** The index text computed once at upload: the APT stanza, or the RPM repodata chunks (JSON). */
+  index_entry: string;
+  relations: string;
+  files: string;
+  pipeline: string;
+  findings: string;
+  reasons: string;
+  uploaded_by: string | null;
+  sla_deadline: string | null;
+  /** Insertion order: the index lists packages in this order so a new one is appended. */
+  seq: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface PackageProvidesTable {
+  package_id: string;
+  distribution: string;
+  kind: string;
+  name: string;
+  version: string | null;
+  flags: number | null;
+}
+
+/** Vulnerability database (migration 0003): one OSV record × affected package; `data` = AdvisoryRow JSON. */
+export interface VulnAdvisoriesTable {
+  feed: string;
+  advisory_id: string;
+  ecosystem: string;
+  package_name: string;
+  data: string;
+}
+
+export interface VulnEpssTable {
+  cve_id: string;
+  epss: number;
+  percentile: number;
+}
+
+export interface VulnKevTable {
+  cve_id: string;
+  vendor_project: string | null;
+  product: string | null;
+  vulnerability_name: string | null;
+  date_added: string | null;
+  due_date: string | null;
+  known_ransomware_campaign_use: string | null;
+}
+
+export interface VulnFeedStateTable {
+  name: string;
+  kind: string;
+  url: string;
+  etag: string | null;
+  last_modified: string | null;
+  sha256: string | null;
+  fetched_at: string | null;
+  loaded_at: string | null;
+  records: number;
+  rows: number;
+  skipped: number;
+  last_error: string | null;
+  last_attempt_at: string | null;
+}
+
+/** One CVE finding of one stored package; `data` = the Finding JSON. */
+export interface PackageFindingsTable {
+  package_id: string;
+  cve_id: string;
+  severity: string;
+  severity_rank: number;
+  cvss_score: number | null;
+  epss: number | null;
+  in_kev: number | null;
+  fix_state: string;
+  data: string;
+}
+
+/** DECISIONS §5: one decision record per name, version and arch. */
+export interface SecurityDecisionsTable {
+  name: string;
+  version: string;
+  arch: string;
+  action: string;
+  justification: string;
+  expires_at: string | null;
+  target_version: string | null;
+  cve_ids: string;
+  covered_cve_ids: string;
+  decided_by: string | null;
+  decided_at: string;
+}
+
+export interface JobRunsTable {
+  job: string;
+  last_run_at: string | null;
+  last_result: string | null;
+}
+
 export interface Database {
   users: UsersTable;
   login_failures: LoginFailuresTable;
@@ -72,4 +203,14 @@ export interface Database {
   password_reset_tokens: PasswordResetTokensTable;
   settings: SettingsTable;
   audit_index: AuditIndexTable;
+  distributions: DistributionsTable;
+  packages: PackagesTable;
+  package_provides: PackageProvidesTable;
+  vuln_advisories: VulnAdvisoriesTable;
+  vuln_epss: VulnEpssTable;
+  vuln_kev: VulnKevTable;
+  vuln_feed_state: VulnFeedStateTable;
+  package_findings: PackageFindingsTable;
+  security_decisions: SecurityDecisionsTable;
+  job_runs: JobRunsTable;
 }

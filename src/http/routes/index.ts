@@ -1,10 +1,17 @@
 import type { App } from '../types.js';
 import type { AppContext } from '../../services/context.js';
 import { apiTokenRoutes } from './api-tokens.js';
+import { artifactRoutes } from './artifacts.js';
 import { auditRoutes } from './audit.js';
 import { authRoutes } from './auth.js';
+import { distributionRoutes } from './distributions.js';
+import { gpgRoutes } from './gpg.js';
 import { healthRoutes } from './health.js';
+import { securityRoutes } from './security.js';
+import { securityAdminRoutes } from './security-admin.js';
 import { settingsRoutes } from './settings.js';
+import { settingsActionRoutes } from './settings-actions.js';
+import { uploadRoutes } from './upload.js';
 import { userRoutes } from './users.js';
 
 /** Every resource's routes; registered once per API prefix ('', /api, /api/v1). */
@@ -14,5 +21,12 @@ export async function apiRoutes(app: App, ctx: AppContext): Promise<void> {
   await apiTokenRoutes(app, ctx);
   await auditRoutes(app, ctx);
   await settingsRoutes(app, ctx);
+  await settingsActionRoutes(app, ctx);
   await healthRoutes(app, ctx);
+  await uploadRoutes(app, ctx);
+  await artifactRoutes(app, ctx);
+  await distributionRoutes(app, ctx);
+  await gpgRoutes(app, ctx);
+  await securityRoutes(app, ctx);
+  await securityAdminRoutes(app, ctx);
 }

@@ -1,0 +1,157 @@
+/**
+ * The repository's signing keys on disk. Layout of `dir` (mode 0700):
+ *   `<FINGERPRINT>.key`  armored private key, encrypted with the caller's passphrase (mode 0600)
+ *   `active`             fingerprint of the key that signs now
+ * Rotation generates a new key and makes it active; older keys are kept (`keyCount()`).
+ * The active public key is exported, atomically, to `<publicDir>/<baseName>.asc` and `.gpg`.
+ */
+import { mkdir, readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import * as openpgp from 'openpgp';
+import { DomainError } from '../../domain/errors.js';
+import { isErrno, writeFileAtomic } from '../storage/atomic.js';
+import { generateKeyInWorker, validateKeyGenOptions, type KeyGenOptions } from './keygen.js';
+import { describeKey, OPENPGP_CONFIG, OpenPgpSigner } from './openpgp-signer.js';
+import type { KeyInfo, Signer } from './signer.js';
+
+/** Options for a new key; anything omitted comes from the store's defaults. */
+export type NewKeyOptions = Partial<Omit<KeyGenOptions, 'passphrase'>>;
+
+export interface KeyringStoreOptions {
+  /** Private folder for the keys, e.g. `<DATA_DIR>/keys` — never under the served repository. */
+  dir: string;
+  /** Where the public key is exported, e.g. `<DATA_DIR>/repo/keys`. */
+  publicDir: string;
+  /** Encrypts the private keys at rest (derive it from the service secret). */
+  passphrase: string;
+  /** Used by `ensureKey()` when no key exists yet, and as defaults for `generate()`. */
+  defaults: Omit<KeyGenOptions, 'passphrase'>;
+  /** Export file base name (default `tollgate`). */
+  publicBaseName?: string;
+}
+
+/** KeyInfo plus whether the key is the one signing now. */
+export interface StoredKeyInfo extends KeyInfo {
+  active: boolean;
+}
+
+const KEY_FILE = /^([0-9A-F]{40})\.key$/;
+
+export class KeyringStore {
+  private signer: Signer | null = null;
+  private ensuring: Promise<Signer> | null = null;
+  /** Serialises generation and activation so concurrent rotations cannot interleave. */
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly options: KeyringStoreOptions) {
+    validateKeyGenOptions({ ...options.defaults, passphrase: options.passphrase });
+  }
+
+  /** The active signer, or null while the first key is still being loaded or generated. */
+  current(): Signer | null {
+    return this.signer;
+  }
+
+  /** Resolves with the active signer, loading it or generating the first key if there is none. */
+  ensureKey(): Promise<Signer> {
+    if (this.signer) return Promise.resolve(this.signer);
+    if (!this.ensuring) {
+      this.ensuring = this.serialised(() => this.loadOrCreate());
+      this.ensuring.catch(() => { this.ensuring = null; }); // allow a retry after a failure
+    }
+    return this.ensuring;
+  }
+
+  /** Generate a new key, make it the active one (older keys are kept) and export its public key. */
+  generate(options: NewKeyOptions = {}): Promise<Signer> {
+    return this.serialised(async () => {
+      const generated = await generateKeyInWorker({ ...this.options.defaults, ...options, passphrase: this.options.passphrase });
+      await this.ensureDir();
+      await writeFileAtomic(join(this.options.dir, `${generated.fingerprint}.key`), generated.privateKeyArmored, { mode: 0o600 });
+      return this.activate(generated.fingerprint);
+    });
+  }
+
+  /** Every stored key, the active one first, then newest first. */
+  async list(): Promise<StoredKeyInfo[]> {
+    const active = await this.readActive();
+    const infos: StoredKeyInfo[] = [];
+    for (const fp of await this.fingerprints()) {
+      const key = await openpgp.readPrivateKey({ armoredKey: await this.readKeyFile(fp), config: OPENPGP_CONFIG });
+      infos.push({ ...(await describeKey(key)), active: fp === active });
+    }
+    return infos.sort((a, b) => Number(b.active) - Number(a.active) || b.created.getTime() - a.created.getTime());
+  }
+
+  /** Number of stored keys (health `key_count`). */
+  async keyCount(): Promise<number> {
+    return (await this.fingerprints()).length;
+  }
+
+  private async loadOrCreate(): Promise<Signer> {
+    let active = await this.readActive();
+    if (active === null) {
+      // A crash between writing a key and activating it leaves keys without `active`: adopt the newest.
+      const newest = (await this.list())[0]; // none is active, so this is the newest
+      if (newest) active = newest.fingerprint;
+    }
+    if (active === null) {
+      const generated = await generateKeyInWorker({ ...this.options.defaults, passphrase: this.options.passphrase });
+      await this.ensureDir();
+      await writeFileAtomic(join(this.options.dir, `${generated.fingerprint}.key`), generated.privateKeyArmored, { mode: 0o600 });
+      active = generated.fingerprint;
+    }
+    return this.activate(active);
+  }
+
+  /** Unlock `fingerprint`, point `active` at it, re-export the public key, and start signing with it. */
+  private async activate(fingerprint: string): Promise<Signer> {
+    const signer = await OpenPgpSigner.fromArmored(await this.readKeyFile(fingerprint), this.options.passphrase);
+    await this.ensureDir();
+    await writeFileAtomic(join(this.options.dir, 'active'), `${fingerprint}\n`, { mode: 0o600 });
+    const base = join(this.options.publicDir, this.options.publicBaseName ?? 'tollgate');
+    await writeFileAtomic(`${base}.asc`, signer.publicKeyArmored);
+    await writeFileAtomic(`${base}.gpg`, signer.publicKeyBinary);
+    this.signer = signer;
+    return signer;
+  }
+
+  private async readActive(): Promise<string | null> {
+    try {
+      const fp = (await readFile(join(this.options.dir, 'active'), 'utf8')).trim();
+      return /^[0-9A-F]{40}$/.test(fp) ? fp : null;
+    } catch (err) {
+      if (isErrno(err, 'ENOENT')) return null;
+      throw err;
+    }
+  }
+
+  private async readKeyFile(fingerprint: string): Promise<string> {
+    try {
+      return await readFile(join(this.options.dir, `${fingerprint}.key`), 'utf8');
+    } catch (err) {
+      if (isErrno(err, 'ENOENT')) throw new DomainError('unavailable', 'signing_key_missing', `signing key ${fingerprint} not found`);
+      throw err;
+    }
+  }
+
+  private async fingerprints(): Promise<string[]> {
+    try {
+      const names = await readdir(this.options.dir);
+      return names.flatMap((n) => KEY_FILE.exec(n)?.[1] ?? []);
+    } catch (err) {
+      if (isErrno(err, 'ENOENT')) return [];
+      throw err;
+    }
+  }
+
+  private async ensureDir(): Promise<void> {
+    await mkdir(this.options.dir, { recursive: true, mode: 0o700 });
+  }
+
+  private serialised<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(task, task);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+}

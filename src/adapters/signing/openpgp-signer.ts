@@ -1,0 +1,89 @@
+/**
+ * `Signer` on OpenPGP.js v6. Keys are v4 (RFC 4880) and signatures use SHA-512, which is what
+ * gpgv 2.2 (Debian 12, Ubuntu 22.04) verifies; RFC 9580 v6 keys and the new Ed25519 algorithm
+ * id would be rejected by those clients ("Invalid public key algorithm").
+ */
+import * as openpgp from 'openpgp';
+import { DomainError } from '../../domain/errors.js';
+import type { KeyInfo, Signer } from './signer.js';
+
+/** OpenPGP.js settings for every operation: v4 keys, strong hashes only. */
+export const OPENPGP_CONFIG: openpgp.PartialConfig = {
+  v6Keys: false,
+  preferredHashAlgorithm: openpgp.enums.hash.sha512,
+};
+
+export class OpenPgpSigner implements Signer {
+  readonly fingerprint: string;
+  readonly keyId: string;
+  readonly userIds: string[];
+  readonly algorithm: string;
+  readonly created: Date;
+  readonly expires: Date | null;
+  readonly publicKeyArmored: string;
+  readonly publicKeyBinary: Uint8Array;
+
+  private constructor(private readonly key: openpgp.PrivateKey, info: KeyInfo) {
+    this.fingerprint = info.fingerprint;
+    this.keyId = info.keyId;
+    this.userIds = info.userIds;
+    this.algorithm = info.algorithm;
+    this.created = info.created;
+    this.expires = info.expires;
+    const pub = key.toPublic();
+    this.publicKeyArmored = pub.armor();
+    this.publicKeyBinary = pub.write();
+  }
+
+  /** Unlock an armored, passphrase-protected private key (DomainError `signing_key_locked` on a wrong passphrase). */
+  static async fromArmored(armoredPrivateKey: string, passphrase: string): Promise<OpenPgpSigner> {
+    const locked = await openpgp.readPrivateKey({ armoredKey: armoredPrivateKey, config: OPENPGP_CONFIG });
+    let key: openpgp.PrivateKey;
+    try {
+      key = locked.isDecrypted() ? locked : await openpgp.decryptKey({ privateKey: locked, passphrase, config: OPENPGP_CONFIG });
+    } catch {
+      throw new DomainError('unavailable', 'signing_key_locked', `cannot unlock signing key ${locked.getFingerprint().toUpperCase()}`);
+    }
+    return new OpenPgpSigner(key, await describeKey(key));
+  }
+
+  async clearSign(text: string): Promise<string> {
+    // gpg --clearsign treats the newline before the armor as a separator, not as signed text;
+    // do the same so InRelease has no stray blank line and its content equals Release.
+    const body = text.endsWith('\n') ? text.slice(0, -1) : text;
+    const message = await openpgp.createCleartextMessage({ text: body });
+    const signed = await openpgp.sign({ message, signingKeys: this.key, config: OPENPGP_CONFIG });
+    // OpenPGP.js emits the signed text with CRLF line ends; the text-mode signature covers the
+    // canonical form, so LF (as gpg writes, and as apt's parser expects) verifies the same.
+    const lf = signed.replace(/\r\n/g, '\n');
+    return lf.endsWith('\n') ? lf : `${lf}\n`;
+  }
+
+  async detachedSign(data: Uint8Array | string): Promise<string> {
+    // Binary mode (sig class 0x00) so the exact bytes are signed, as `gpg --detach-sign` does.
+    const binary = typeof data === 'string' ? new TextEncoder().encode(data) : data;
+    const message = await openpgp.createMessage({ binary });
+    const sig = await openpgp.sign({ message, signingKeys: this.key, detached: true, format: 'armored', config: OPENPGP_CONFIG });
+    return sig.endsWith('\n') ? sig : `${sig}\n`;
+  }
+}
+
+/** Public facts of any OpenPGP key (private or public). */
+export async function describeKey(key: openpgp.Key): Promise<KeyInfo> {
+  const fingerprint = key.getFingerprint().toUpperCase();
+  const algo = key.getAlgorithmInfo();
+  const algorithm = algo.algorithm.startsWith('rsa')
+    ? `rsa${algo.bits ?? ''}`
+    : algo.algorithm === 'eddsaLegacy' || algo.algorithm === 'ed25519'
+      ? 'ed25519'
+      : algo.algorithm;
+  const expiry = await key.getExpirationTime();
+  return {
+    fingerprint,
+    keyId: fingerprint.slice(-16),
+    userIds: key.getUserIDs(),
+    algorithm,
+    created: key.getCreationTime(),
+    expires: expiry instanceof Date ? expiry : null,
+  };
+}

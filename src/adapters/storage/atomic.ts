@@ -1,0 +1,69 @@
+/**
+ * Crash-safe file replacement: write a temp file in the target's folder, fsync it, rename it over
+ * the target, fsync the folder. Readers see the old file or the new one, never a torn one.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir, open, rename, rm } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+
+/** A unique temp name next to `target` (same folder, so the final rename cannot cross devices). */
+export function tempPathFor(target: string): string {
+  return join(dirname(target), `.${basename(target)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+}
+
+/** fsync a folder so a rename inside it survives a power loss (ignored where unsupported). */
+export async function fsyncDir(dir: string): Promise<void> {
+  let handle;
+  try {
+    handle = await open(dir, 'r');
+    await handle.sync();
+  } catch (err) {
+    // Some filesystems refuse fsync on directories (EINVAL/EISDIR/EPERM): nothing more we can do.
+    if (!isErrno(err, 'EINVAL', 'EISDIR', 'EPERM', 'EBADF')) throw err;
+  } finally {
+    await handle?.close();
+  }
+}
+
+/** Options for `writeFileAtomic`. */
+export interface AtomicWriteOptions {
+  /** File mode of the new file (default 0o644). */
+  mode?: number;
+  /** Skip the fsyncs (for throwaway data: tests, caches). */
+  noSync?: boolean;
+}
+
+/** Replace `path` with `data` atomically, creating parent folders as needed. */
+export async function writeFileAtomic(path: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
+  const tmp = tempPathFor(path);
+  try {
+    const handle = await open(tmp, 'wx', options.mode ?? 0o644);
+    try {
+      await handle.writeFile(data);
+      if (!options.noSync) await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(tmp, path);
+  } catch (err) {
+    await rm(tmp, { force: true });
+    throw err;
+  }
+  if (!options.noSync) await fsyncDir(dirname(path));
+}
+
+/**
+ * Move a finished temp file (already fsynced by its writer) to `target` by rename, creating the
+ * parent folders, then fsync the folder. Both paths must be on the same filesystem.
+ */
+export async function moveIntoPlace(tempPath: string, target: string, options: { noSync?: boolean } = {}): Promise<void> {
+  await mkdir(dirname(target), { recursive: true });
+  await rename(tempPath, target);
+  if (!options.noSync) await fsyncDir(dirname(target));
+}
+
+/** True when `err` is a Node system error with one of the given codes. */
+export function isErrno(err: unknown, ...codes: string[]): boolean {
+  return typeof err === 'object' && err !== null && 'code' in err && codes.includes(String((err as { code: unknown }).code));
+}

@@ -1,0 +1,404 @@
+/**
+ * Bounded decompression shared by the .deb and .rpm readers.
+ *
+ * Every decoder writes its output through one counting sink that stops the stream with
+ * `PackageFormatError('decompression_bomb')` as soon as the output passes an absolute cap or a
+ * ratio to the compressed size. The decoders are fed in small slices and wait for the consumer
+ * between slices, so a tiny input that expands enormously is stopped after a bounded amount of
+ * work and memory — never after materialising the whole expansion.
+ */
+import { type Duplex, Transform, type TransformCallback } from 'node:stream';
+import { createGunzip } from 'node:zlib';
+import lzma from 'lzma-native';
+import { Decompress as ZstdStreamDecoder } from 'fzstd';
+import { PackageFormatError } from './errors.js';
+
+// A webpack UMD bundle: Node sees only its CommonJS default export.
+
+export type Compression = 'gzip' | 'xz' | 'zstd' | 'none';
+
+/** Output caps: absolute size, and size divided by the compressed size. */
+export interface DecompressionLimits {
+  maxOutputBytes: number;
+  maxRatio: number;
+}
+
+/**
+ * Below this many compressed bytes the ratio is computed as if the input were this big: tiny
+ * but legitimate members (a 300-byte control.tar.gz expands to a 10 KiB tar) would otherwise
+ * trip the ratio check.
+ */
+export const RATIO_FLOOR_BYTES = 64 * 1024;
+
+/**
+ * zstd frames may ask for a window this large at most: fzstd cannot follow longer back-references
+ * anyway, and it copies the whole window for every block, so a bigger window only costs time.
+ */
+const ZSTD_MAX_WINDOW_BYTES = 1 << 25;
+
+/** Input slice sizes: the most output one slice can produce before the consumer is consulted. */
+const SLICE_BYTES: Record<Exclude<Compression, 'none'>, number> = {
+  gzip: 16 * 1024, // deflate expands at most ~1032x: <= 16 MiB per slice
+  zstd: 512, // an RLE block is 4 bytes for 128 KiB: <= 16 MiB per slice
+  // liblzma decodes a whole input slice before backpressure applies: small slices bound the
+  // output buffered at once (a worst-case xz ratio of ~7000:1 gives < 30 MB per slice).
+  xz: 4 * 1024,
+};
+
+/** The compression format announced by the first bytes of a stream, or null when unknown. */
+export function detectCompression(firstBytes: Buffer): Compression | null {
+  if (firstBytes.length >= 2 && firstBytes[0] === 0x1f && firstBytes[1] === 0x8b) return 'gzip';
+  if (firstBytes.length >= 6 && firstBytes.subarray(0, 6).equals(XZ_MAGIC)) return 'xz';
+  if (firstBytes.length >= 4 && firstBytes.readUInt32LE(0) === ZSTD_MAGIC) return 'zstd';
+  return null;
+}
+
+const XZ_MAGIC = Buffer.from([0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00]);
+const ZSTD_MAGIC = 0xfd2fb528;
+
+/** A Transform that decompresses `kind` and fails with a PackageFormatError past `limits`. */
+export function createBoundedDecompressor(
+  kind: Compression,
+  limits: DecompressionLimits,
+  compressedSize?: number,
+): Transform {
+  return new BoundedDecompressor(kind, limits, compressedSize);
+}
+
+/** Decompresses a whole buffer within `limits` (for small members such as control.tar). */
+export async function decompressToBuffer(kind: Compression, input: Buffer, limits: DecompressionLimits): Promise<Buffer> {
+  const stream = createBoundedDecompressor(kind, limits, input.length);
+  const chunks: Buffer[] = [];
+  const done = new Promise<void>((resolve, reject) => {
+    stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+    stream.on('end', resolve);
+    stream.on('error', reject);
+  });
+  stream.end(input);
+  await done;
+  return Buffer.concat(chunks);
+}
+
+/** Receives decoded bytes; returns false when the consumer wants the producer to wait. */
+type Sink = (chunk: Uint8Array) => boolean;
+
+/** One decoder behind the bounded stream. `write` resolves when the chunk may be released. */
+interface DecoderEngine {
+  write(chunk: Buffer): Promise<void>;
+  finish(): Promise<void>;
+  destroy(): void;
+}
+
+interface EngineContext {
+  sink: Sink;
+  waitForDemand: () => Promise<void>;
+}
+
+class BoundedDecompressor extends Transform {
+  private consumed = 0;
+  private produced = 0;
+  private readonly engine: DecoderEngine;
+  private demandWaiters: Array<() => void> = [];
+
+  constructor(
+    private readonly kind: Compression,
+    private readonly limits: DecompressionLimits,
+    private readonly compressedSize?: number,
+  ) {
+    super();
+    const context: EngineContext = {
+      sink: (chunk) => this.accept(chunk),
+      waitForDemand: () => new Promise<void>((resolve) => this.demandWaiters.push(resolve)),
+    };
+    this.engine = createEngine(kind, context);
+  }
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
+    this.consumed += chunk.length;
+    this.engine.write(chunk).then(
+      () => callback(),
+      (error: unknown) => callback(this.asFormatError(error)),
+    );
+  }
+
+  override _flush(callback: TransformCallback): void {
+    this.engine.finish().then(
+      () => callback(),
+      (error: unknown) => callback(this.asFormatError(error)),
+    );
+  }
+
+  override _read(size: number): void {
+    const waiters = this.demandWaiters;
+    this.demandWaiters = [];
+    for (const wake of waiters) wake();
+    super._read(size);
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    this.engine.destroy();
+    const waiters = this.demandWaiters;
+    this.demandWaiters = [];
+    for (const wake of waiters) wake();
+    callback(error);
+  }
+
+  /** Counts, enforces the limits (throwing aborts the decoder mid-chunk), forwards downstream. */
+  private accept(chunk: Uint8Array): boolean {
+    if (this.destroyed) throw new PackageFormatError('decompression_failed', 'stream destroyed');
+    if (chunk.length === 0) return true;
+    this.produced += chunk.length;
+    if (this.produced > this.limits.maxOutputBytes) {
+      throw new PackageFormatError(
+        'decompression_bomb',
+        `${this.kind} data expands beyond ${this.limits.maxOutputBytes} bytes`,
+      );
+    }
+    const basis = Math.max(this.compressedSize ?? this.consumed, this.consumed, RATIO_FLOOR_BYTES);
+    if (this.produced > basis * this.limits.maxRatio) {
+      throw new PackageFormatError(
+        'decompression_bomb',
+        `${this.kind} data expands more than ${this.limits.maxRatio} times its compressed size`,
+      );
+    }
+    return this.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+  }
+
+  private asFormatError(error: unknown): PackageFormatError {
+    if (error instanceof PackageFormatError) return error;
+    const detail = error instanceof Error ? error.message : String(error);
+    return new PackageFormatError('decompression_failed', `invalid ${this.kind} data: ${detail}`);
+  }
+}
+
+function createEngine(kind: Compression, context: EngineContext): DecoderEngine {
+  switch (kind) {
+    case 'none':
+      return new PassThroughEngine(context);
+    case 'gzip':
+      return new StreamEngine(context, createGunzip(), SLICE_BYTES.gzip);
+    case 'zstd':
+      return new ZstdEngine(context);
+    case 'xz':
+      // liblzma accepts every integrity check xz writes (CRC32, CRC64, SHA-256: rpm uses SHA-256).
+      return new StreamEngine(context, lzma.createDecompressor({ memlimit: 256 * 1024 * 1024, synchronous: true }), SLICE_BYTES.xz);
+  }
+}
+
+function* slices(chunk: Buffer, size: number): Generator<Buffer> {
+  for (let start = 0; start < chunk.length; start += size) yield chunk.subarray(start, start + size);
+}
+
+class PassThroughEngine implements DecoderEngine {
+  constructor(private readonly context: EngineContext) {}
+  async write(chunk: Buffer): Promise<void> {
+    for (const slice of slices(chunk, 64 * 1024)) {
+      if (!this.context.sink(slice)) await this.context.waitForDemand();
+    }
+  }
+  async finish(): Promise<void> {}
+  destroy(): void {}
+}
+
+/**
+ * A Node stream decoder (node:zlib gunzip, liblzma's xz decoder), fed in slices; its output
+ * events go through the sink and pause it when full.
+ */
+class StreamEngine implements DecoderEngine {
+  private failure: unknown = null;
+  private rejectFailed: (error: unknown) => void = () => undefined;
+  /** Rejects on the first failure, so that no wait outlives a broken decoder. */
+  private readonly failed = new Promise<never>((_resolve, reject) => (this.rejectFailed = reject));
+  private readonly ended: Promise<void>;
+
+  constructor(
+    context: EngineContext,
+    private readonly gunzip: Duplex,
+    private readonly sliceBytes: number,
+  ) {
+    this.ended = new Promise<void>((resolve) => this.gunzip.once('end', resolve));
+    this.failed.catch(() => undefined);
+    this.gunzip.on('data', (chunk: Buffer) => {
+      try {
+        if (!context.sink(chunk)) {
+          this.gunzip.pause();
+          void context.waitForDemand().then(() => this.gunzip.resume());
+        }
+      } catch (error) {
+        this.fail(error);
+      }
+    });
+    this.gunzip.on('error', (error) => this.fail(error));
+  }
+
+  async write(chunk: Buffer): Promise<void> {
+    for (const slice of slices(chunk, this.sliceBytes)) {
+      const written = new Promise<void>((resolve) => this.gunzip.write(slice, () => resolve()));
+      await Promise.race([written, this.failed]);
+      if (this.failure !== null) throw this.failure;
+    }
+  }
+
+  async finish(): Promise<void> {
+    if (this.failure !== null) throw this.failure;
+    this.gunzip.end();
+    await Promise.race([this.ended, this.failed]);
+  }
+
+  destroy(): void {
+    this.gunzip.destroy();
+  }
+
+  private fail(error: unknown): void {
+    if (this.failure === null) {
+      this.failure = error;
+      this.rejectFailed(error);
+    }
+    this.gunzip.destroy();
+  }
+}
+
+/**
+ * fzstd's streaming decoder, behind a frame-header guard: fzstd allocates (and copies) a
+ * window as large as the frame header asks for, so absurd windows are refused before it sees them.
+ */
+class ZstdEngine implements DecoderEngine {
+  private readonly guard = new ZstdFrameGuard();
+  private blocked = false;
+  private readonly decoder: ZstdStreamDecoder;
+
+  constructor(private readonly context: EngineContext) {
+    this.decoder = new ZstdStreamDecoder((chunk) => {
+      if (!context.sink(chunk)) this.blocked = true;
+    });
+  }
+
+  async write(chunk: Buffer): Promise<void> {
+    for (const slice of slices(chunk, SLICE_BYTES.zstd)) {
+      this.guard.scan(slice);
+      this.decoder.push(slice);
+      if (this.blocked) {
+        this.blocked = false;
+        await this.context.waitForDemand();
+      }
+    }
+  }
+
+  async finish(): Promise<void> {
+    if (!this.guard.sawFrame()) throw new PackageFormatError('decompression_failed', 'empty zstd stream');
+    this.decoder.push(new Uint8Array(0), true);
+  }
+
+  destroy(): void {}
+}
+
+/**
+ * Walks zstd frame and block headers alongside the decoder to validate each frame header
+ * (window size, declared content size) before the decoder allocates anything for it.
+ */
+class ZstdFrameGuard {
+  private header: number[] = [];
+  private skip = 0;
+  private state: 'magic' | 'frame_header' | 'block_header' | 'skippable_size' = 'magic';
+  private checksumAfterFrame = 0;
+  private frames = 0;
+
+  sawFrame(): boolean {
+    return this.frames > 0;
+  }
+
+  scan(bytes: Uint8Array): void {
+    let i = 0;
+    while (i < bytes.length) {
+      if (this.skip > 0) {
+        const n = Math.min(this.skip, bytes.length - i);
+        this.skip -= n;
+        i += n;
+        continue;
+      }
+      this.header.push(bytes[i] ?? 0);
+      i += 1;
+      this.advance();
+    }
+  }
+
+  private advance(): void {
+    const h = this.header;
+    if (this.state === 'magic' && h.length === 4) {
+      const magic = (h[0]! | (h[1]! << 8) | (h[2]! << 16) | (h[3]! << 24)) >>> 0;
+      if (magic === ZSTD_MAGIC) this.state = 'frame_header';
+      else if ((magic & 0xfffffff0) >>> 0 === 0x184d2a50) this.state = 'skippable_size';
+      else throw new PackageFormatError('decompression_failed', 'invalid zstd frame magic');
+      return;
+    }
+    if (this.state === 'skippable_size' && h.length === 8) {
+      this.skip = (h[4]! | (h[5]! << 8) | (h[6]! << 16) | (h[7]! << 24)) >>> 0;
+      this.reset('magic');
+      return;
+    }
+    if (this.state === 'frame_header' && h.length >= 5 && h.length === zstdHeaderLayout(h[4]!).length) {
+      this.validateFrameHeader(h);
+      this.frames += 1;
+      this.checksumAfterFrame = (h[4]! >> 2) & 1 ? 4 : 0;
+      this.reset('block_header');
+      return;
+    }
+    if (this.state === 'block_header' && h.length === 3) {
+      const raw = h[0]! | (h[1]! << 8) | (h[2]! << 16);
+      const last = raw & 1;
+      const type = (raw >> 1) & 3;
+      const size = raw >>> 3;
+      if (type === 3) throw new PackageFormatError('decompression_failed', 'reserved zstd block type');
+      this.skip = type === 1 ? 1 : size;
+      if (last) {
+        this.skip += this.checksumAfterFrame;
+        this.reset('magic');
+      } else {
+        this.reset('block_header');
+      }
+    }
+  }
+
+  private reset(state: ZstdFrameGuard['state']): void {
+    this.header = [];
+    this.state = state;
+  }
+
+  private validateFrameHeader(h: number[]): void {
+    const descriptor = h[4]!;
+    if (descriptor & 0x08) throw new PackageFormatError('decompression_failed', 'reserved zstd header bit set');
+    const singleSegment = (descriptor >> 5) & 1;
+    if (singleSegment) {
+      // The window is the whole declared content: the decoder would allocate it up front.
+      const contentSize = zstdContentSize(h, descriptor);
+      if (contentSize > ZSTD_MAX_WINDOW_BYTES) {
+        throw new PackageFormatError('decompression_bomb', `zstd frame declares a ${contentSize}-byte window`);
+      }
+      return;
+    }
+    const windowDescriptor = h[5]!;
+    const base = 2 ** (10 + (windowDescriptor >> 3));
+    const window = base + (base / 8) * (windowDescriptor & 7);
+    if (window > ZSTD_MAX_WINDOW_BYTES) {
+      throw new PackageFormatError('decompression_bomb', `zstd frame asks for a ${window}-byte window`);
+    }
+  }
+}
+
+/** Where the parts of a zstd frame header sit, given its descriptor byte (magic included). */
+function zstdHeaderLayout(descriptor: number): { length: number; contentSizeAt: number; contentSizeBytes: number } {
+  const singleSegment = (descriptor >> 5) & 1;
+  const dictionaryBytes = [0, 1, 2, 4][descriptor & 3]!;
+  const contentSizeFlag = descriptor >> 6;
+  const contentSizeBytes = contentSizeFlag === 0 ? singleSegment : 1 << contentSizeFlag;
+  const contentSizeAt = 5 + (singleSegment ? 0 : 1) + dictionaryBytes;
+  return { length: contentSizeAt + contentSizeBytes, contentSizeAt, contentSizeBytes };
+}
+
+function zstdContentSize(h: number[], descriptor: number): number {
+  const { contentSizeAt, contentSizeBytes } = zstdHeaderLayout(descriptor);
+  let value = 0;
+  for (let i = contentSizeBytes - 1; i >= 0; i -= 1) value = value * 256 + h[contentSizeAt + i]!;
+  return contentSizeBytes === 2 ? value + 256 : value;
+}
+

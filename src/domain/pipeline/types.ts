@@ -1,0 +1,61 @@
+import type { Distribution } from '../distributions.js';
+import type { FileFacts, InspectedPackage } from '../package.js';
+
+/** The validation steps in their order (DECISIONS §4). */
+export const STEP_NAMES = ['format', 'provenance', 'antivirus', 'cve', 'signature', 'dependencies'] as const;
+export type StepName = (typeof STEP_NAMES)[number];
+
+export type StepStatus = 'passed' | 'failed' | 'skipped' | 'warning';
+
+/** What a step reports: its status, a human message, and the short value shown in `pipeline`. */
+export interface StepResult {
+  name: StepName;
+  status: StepStatus;
+  message: string;
+  /** e.g. `clean`, `no_findings`, `signed`, `satisfied`, `skipped`. */
+  value: string;
+}
+
+/** Final states an upload can end in (DECISIONS §4). */
+export type UploadOutcome = 'published' | 'pending_review' | 'quarantined' | 'rejected';
+
+export interface FindingCounts {
+  critical: number;
+  high: number;
+  medium: number;
+  low: number;
+  negligible: number;
+}
+
+export const noFindings = (): FindingCounts => ({ critical: 0, high: 0, medium: 0, low: 0, negligible: 0 });
+
+/**
+ * Everything the steps learn about one upload; each step reads what earlier steps found and adds
+ * its own part. A step that ends the upload sets `outcome` and the runner stops there.
+ */
+export interface UploadState {
+  distribution: Distribution;
+  /** Temp file holding the upload. */
+  path: string;
+  file: FileFacts;
+  claimedSha256: string | null;
+  pkg: InspectedPackage | null;
+  outcome: UploadOutcome | null;
+  cveStatus: string;
+  findings: FindingCounts;
+  findingDetails: unknown[];
+  reasons: string[];
+  slaDeadline: string | null;
+  /** Set when the identical file is already stored: the upload answers the stored result (200). */
+  duplicateOf: string | null;
+}
+
+export interface PipelineStep {
+  name: StepName;
+  run(state: UploadState): Promise<StepResult>;
+}
+
+export interface PipelineObserver {
+  stepStarted?(name: StepName): void;
+  stepFinished?(result: StepResult): void;
+}

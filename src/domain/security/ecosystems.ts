@@ -1,0 +1,41 @@
+/**
+ * Distribution codename → OSV ecosystem (DECISIONS §6), with the package format each distribution
+ * publishes and whether its advisories name source or binary packages. The codenames and
+ * ecosystems themselves come from the single distribution table (DECISIONS §7).
+ */
+import { DISTRIBUTIONS } from '../distributions.js';
+import type { PackageFormat } from './types.js';
+
+/** One distribution's view of the vulnerability data. */
+export interface DistroEcosystem {
+  codename: string;
+  format: PackageFormat;
+  /** OSV `affected[].package.ecosystem` value whose advisories apply. */
+  ecosystem: string;
+  /**
+   * What the advisories name: Debian/Ubuntu/SUSE name source packages, AlmaLinux/Rocky binary
+   * ones. Informational: the RPM matcher tries both names anyway (DECISIONS §6).
+   */
+  advisories_name: 'source' | 'binary';
+}
+
+/** Families whose advisories name source packages (the others name binary packages). */
+const SOURCE_NAMING_ECOSYSTEMS = /^(?:Debian|Ubuntu|openSUSE|SUSE):/;
+
+/** Codename → ecosystem, derived from the one distribution table (src/domain/distributions.ts). */
+export const DISTRO_ECOSYSTEMS: readonly DistroEcosystem[] = DISTRIBUTIONS.map((d) => ({
+  codename: d.codename,
+  format: d.format,
+  ecosystem: d.osvEcosystem,
+  advisories_name: SOURCE_NAMING_ECOSYSTEMS.test(d.osvEcosystem) ? 'source' : 'binary',
+}));
+
+/** The ecosystem entry of a codename, or undefined for an unknown codename. */
+export function ecosystemForCodename(codename: string): DistroEcosystem | undefined {
+  return DISTRO_ECOSYSTEMS.find((d) => d.codename === codename);
+}
+
+/** Every codename whose advisories come from `ecosystem` (several codenames may share one). */
+export function codenamesForEcosystem(ecosystem: string): string[] {
+  return DISTRO_ECOSYSTEMS.filter((d) => d.ecosystem === ecosystem).map((d) => d.codename);
+}

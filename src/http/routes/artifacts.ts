@@ -1,0 +1,147 @@
+import { Type } from 'typebox';
+import { findDistribution } from '../../domain/distributions.js';
+import { handlerFor } from '../../services/formats/index.js';
+import type { AppContext } from '../../services/context.js';
+import { Catalog, versionView } from '../../services/packages/catalog.js';
+import { inspectedFromRow } from '../../services/packages/lifecycle.js';
+import { providesLookup } from '../../services/packages/package-store.js';
+import { installInstructions } from '../../services/packages/install.js';
+import { principalOf } from '../auth-hook.js';
+import { notFound } from '../errors.js';
+import { AnyObject, errorResponses, PageQuery, pageOf } from '../schemas.js';
+import type { App } from '../types.js';
+
+const Name = Type.String({ minLength: 1, maxLength: 200 });
+const Version = Type.String({ minLength: 1, maxLength: 200 });
+const Narrow = Type.Object({
+  distribution: Type.Optional(Type.String({ maxLength: 50 })),
+  arch: Type.Optional(Type.String({ maxLength: 50 })),
+}, { additionalProperties: false });
+
+export async function artifactRoutes(app: App, ctx: AppContext): Promise<void> {
+  const catalog = new Catalog(ctx.db);
+  const lifecycle = ctx.repo.lifecycle;
+
+  const rowsOr404 = async (name: string, filter: { version?: string; distribution?: string; arch?: string } = {}) => {
+    const rows = await lifecycle.rows(name, filter);
+    if (rows.length === 0) throw notFound(`Package ${name}${filter.version ? ` ${filter.version}` : ''}`, 'package_not_found');
+    return rows;
+  };
+
+  app.get('/artifacts', {
+    schema: {
+      tags: ['artifacts'],
+      summary: 'Every package name with its version history and security status',
+      querystring: Type.Object({ ...PageQuery, distribution: Type.Optional(Type.String({ maxLength: 50 })) }, { additionalProperties: false }),
+    },
+  }, async (request) => {
+    const { page = 1, per_page = 100, distribution } = request.query;
+    const { total, items } = await catalog.artifacts({ page, perPage: per_page }, distribution);
+    return pageOf(items, total, page, per_page);
+  });
+
+  app.get('/artifacts/:name', {
+    schema: { tags: ['artifacts'], summary: 'All versions, the last validation results and CVE findings', params: Type.Object({ name: Name }), response: { ...errorResponses, 200: AnyObject } },
+  }, async (request) => {
+    const rows = await rowsOr404(request.params.name);
+    const latest = rows.at(-1)!;
+    return {
+      name: latest.name,
+      format: latest.format,
+      latest_version: latest.version,
+      versions: rows.map(versionView),
+      last_validation: { version: latest.version, distribution: latest.distribution, status: latest.status, steps: JSON.parse(latest.pipeline) },
+      cve_findings: rows.flatMap((r) => ((JSON.parse(r.findings) as { details?: unknown[] }).details ?? []).map((f) => ({ version: r.version, distribution: r.distribution, ...(f as object) }))),
+    };
+  });
+
+  app.get('/artifacts/:name/dependencies', {
+    schema: {
+      tags: ['artifacts'],
+      summary: 'Dependency check of the latest (or given) version against what its distribution publishes',
+      params: Type.Object({ name: Name }),
+      querystring: Type.Object({ version: Type.Optional(Version), distribution: Type.Optional(Type.String({ maxLength: 50 })) }, { additionalProperties: false }),
+      response: {
+        ...errorResponses,
+        200: Type.Object({
+          name: Type.String(), version: Type.String(), distribution: Type.String(),
+          all_satisfied: Type.Boolean(), install_blocked: Type.Boolean(),
+          missing: Type.Array(Type.Object({ relation: Type.String(), reason: Type.String() })),
+        }),
+      },
+    },
+  }, async (request) => {
+    const rows = await rowsOr404(request.params.name, request.query);
+    const row = rows.at(-1)!;
+    const dist = findDistribution(row.distribution)!;
+    const report = await handlerFor(dist.format).checkDependencies(inspectedFromRow(row), providesLookup(ctx.db, dist.codename), dist);
+    return { name: row.name, version: row.version, distribution: row.distribution, ...report };
+  });
+
+  app.get('/artifacts/:name/install', {
+    schema: {
+      tags: ['artifacts'],
+      summary: 'Client set-up and install commands for the package',
+      params: Type.Object({ name: Name }),
+      querystring: Type.Object({ distribution: Type.Optional(Type.String({ maxLength: 50 })), version: Type.Optional(Version) }, { additionalProperties: false }),
+      response: { ...errorResponses, 200: AnyObject },
+    },
+  }, async (request) => {
+    const rows = await rowsOr404(request.params.name, request.query);
+    const row = rows.at(-1)!;
+    const base = (await ctx.settings.get('app_url')) ?? ctx.config.appUrl;
+    return installInstructions(base, findDistribution(row.distribution)!, row);
+  });
+
+  app.get('/artifacts/:name/:version', {
+    schema: { tags: ['artifacts'], summary: "One version's information", params: Type.Object({ name: Name, version: Version }), querystring: Narrow, response: { ...errorResponses, 200: AnyObject } },
+  }, async (request) => {
+    const rows = await rowsOr404(request.params.name, { version: request.params.version, ...request.query });
+    return { name: request.params.name, version: request.params.version, items: rows.map((r) => ({ ...versionView(r), steps: JSON.parse(r.pipeline) })) };
+  });
+
+  const deleteAnswer = Type.Object({ deleted: Type.Integer(), items: Type.Array(Type.Object({ version: Type.String(), arch: Type.String(), distribution: Type.String() })) });
+
+  app.delete('/artifacts/:name', {
+    schema: { tags: ['artifacts'], summary: 'Delete every version (optionally only in one distribution)', params: Type.Object({ name: Name }), querystring: Narrow, response: { ...errorResponses, 200: deleteAnswer } },
+  }, async (request) => {
+    const rows = await rowsOr404(request.params.name, request.query);
+    await lifecycle.delete(rows);
+    const actor = principalOf(request).user.username;
+    for (const r of rows) await ctx.audit.record({ action: 'DELETE', user: actor, result: 'SUCCESS', package: r.name, version: r.version, detail: `distribution=${r.distribution}; arch=${r.arch}; status=${r.status}`, ip: request.ip });
+    return { deleted: rows.length, items: rows.map((r) => ({ version: r.version, arch: r.arch, distribution: r.distribution })) };
+  });
+
+  app.delete('/artifacts/:name/:version', {
+    schema: { tags: ['artifacts'], summary: 'Delete one version (optionally one distribution or arch)', params: Type.Object({ name: Name, version: Version }), querystring: Narrow, response: { ...errorResponses, 200: deleteAnswer } },
+  }, async (request) => {
+    const rows = await rowsOr404(request.params.name, { version: request.params.version, ...request.query });
+    await lifecycle.delete(rows);
+    const actor = principalOf(request).user.username;
+    for (const r of rows) await ctx.audit.record({ action: 'DELETE', user: actor, result: 'SUCCESS', package: r.name, version: r.version, detail: `distribution=${r.distribution}; arch=${r.arch}; status=${r.status}`, ip: request.ip });
+    return { deleted: rows.length, items: rows.map((r) => ({ version: r.version, arch: r.arch, distribution: r.distribution })) };
+  });
+
+  app.post('/artifacts/admin/sync-index', {
+    schema: { tags: ['artifacts'], summary: 'Rebuild every index from the database; report missing and unreferenced files', response: { ...errorResponses, 200: AnyObject } },
+  }, async (request) => {
+    const report = await lifecycle.syncIndex();
+    await ctx.audit.record({
+      action: 'SYNC_INDEX', user: principalOf(request).user.username, result: report.missing_files.length ? 'WARNING' : 'SUCCESS',
+      detail: `indexed=${report.packages_indexed}; missing=${report.missing_files.length}; unreferenced=${report.unreferenced_files.length}; relinked=${report.relinked}`, ip: request.ip,
+    });
+    return report;
+  });
+
+  app.get('/packages', {
+    schema: {
+      tags: ['packages'],
+      summary: 'Packages in raw pool format (filter by name text and distribution)',
+      querystring: Type.Object({ ...PageQuery, q: Type.Optional(Type.String({ maxLength: 200 })), distribution: Type.Optional(Type.String({ maxLength: 50 })) }, { additionalProperties: false }),
+    },
+  }, async (request) => {
+    const { page = 1, per_page = 100, q, distribution } = request.query;
+    const { total, items } = await catalog.packages({ q, distribution }, { page, perPage: per_page });
+    return pageOf(items, total, page, per_page);
+  });
+}

@@ -1,0 +1,123 @@
+import { Type } from 'typebox';
+import { findDistribution } from '../../domain/distributions.js';
+import type { AppContext } from '../../services/context.js';
+import { Catalog } from '../../services/packages/catalog.js';
+import { principalOf } from '../auth-hook.js';
+import { notFound, unprocessable } from '../errors.js';
+import { AnyObject, errorResponses, PageQuery, pageOf } from '../schemas.js';
+import type { App } from '../types.js';
+
+const Codename = Type.String({ minLength: 1, maxLength: 50 });
+const Result = Type.Object({
+  package: Type.String(), version: Type.String(), arch: Type.String(), from: Type.String(), to: Type.String(), status: Type.String(), result: Type.String(),
+});
+
+export async function distributionRoutes(app: App, ctx: AppContext): Promise<void> {
+  const catalog = new Catalog(ctx.db);
+  const lifecycle = ctx.repo.lifecycle;
+
+  app.get('/distributions', {
+    schema: { tags: ['distributions'], summary: 'Every distribution with its format, architecture, component and package count' },
+  }, async () => catalog.distributions());
+
+  app.get('/distributions/:codename/packages', {
+    schema: {
+      tags: ['distributions'],
+      summary: 'Packages in one distribution',
+      params: Type.Object({ codename: Codename }),
+      querystring: Type.Object({ ...PageQuery, q: Type.Optional(Type.String({ maxLength: 200 })) }, { additionalProperties: false }),
+      response: { ...errorResponses, 200: AnyObject },
+    },
+  }, async (request) => {
+    if (!findDistribution(request.params.codename)) throw notFound(`Distribution ${request.params.codename}`, 'unknown_distribution');
+    const { page = 1, per_page = 100, q } = request.query;
+    const { total, items } = await catalog.packages({ q, distribution: request.params.codename }, { page, perPage: per_page });
+    return pageOf(items, total, page, per_page);
+  });
+
+  app.post('/distributions/promote', {
+    schema: {
+      tags: ['distributions'],
+      summary: 'Copy a package into another distribution of the same format (form 1: name/version/arch/from_distribution/to_distribution; form 2: package/from_dist/to_dist)',
+      body: Type.Object({
+        name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+        package: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+        version: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+        arch: Type.Optional(Type.String({ minLength: 1, maxLength: 50 })),
+        from_distribution: Type.Optional(Codename),
+        to_distribution: Type.Optional(Codename),
+        from_dist: Type.Optional(Codename),
+        to_dist: Type.Optional(Codename),
+      }, { additionalProperties: false }),
+      response: { ...errorResponses, 200: Type.Object({ promoted: Type.Array(Result) }) },
+    },
+  }, async (request) => {
+    const b = request.body;
+    const name = b.name ?? b.package;
+    const from = b.from_distribution ?? b.from_dist;
+    const to = b.to_distribution ?? b.to_dist;
+    const missing = [!name && 'name (or package)', !from && 'from_distribution (or from_dist)', !to && 'to_distribution (or to_dist)'].filter(Boolean) as string[];
+    if (missing.length) throw unprocessable('validation_error', `required: ${missing.join(', ')}`, missing.map((m) => ({ loc: ['body', m.split(' ')[0]!], msg: 'required' })));
+    let version = b.version;
+    if (!version) {
+      // Form 2 names no version: the newest one in the source distribution.
+      const rows = await lifecycle.rows(name!, { distribution: from!, arch: b.arch });
+      if (rows.length === 0) throw notFound(`Package ${name} in ${from}`, 'package_not_found');
+      version = rows.at(-1)!.version;
+    }
+    const promoted = await lifecycle.promote(name!, version, b.arch, from!, to!);
+    const actor = principalOf(request).user.username;
+    for (const p of promoted) {
+      await ctx.audit.record({ action: 'PROMOTE', user: actor, result: 'SUCCESS', package: p.package, version: p.version, detail: `${p.from} -> ${p.to}; arch=${p.arch}; ${p.result}`, ip: request.ip });
+    }
+    return { promoted };
+  });
+
+  app.post('/distributions/migrate', {
+    schema: {
+      tags: ['distributions'],
+      summary: 'Copy packages (all, or the named ones) between distributions; the source keeps them',
+      body: Type.Object({
+        from_distribution: Type.Optional(Codename),
+        to_distribution: Type.Optional(Codename),
+        from_dist: Type.Optional(Codename),
+        to_dist: Type.Optional(Codename),
+        packages: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { maxItems: 10000 })),
+      }, { additionalProperties: false }),
+      response: { ...errorResponses, 200: Type.Object({ migrated: Type.Integer(), items: Type.Array(Result) }) },
+    },
+  }, async (request) => {
+    const b = request.body;
+    const from = b.from_distribution ?? b.from_dist;
+    const to = b.to_distribution ?? b.to_dist;
+    if (!from || !to) throw unprocessable('validation_error', 'required: from_distribution and to_distribution (or from_dist and to_dist)');
+    const items = await lifecycle.migrate(from, to, b.packages ?? null);
+    await ctx.audit.record({
+      action: 'MIGRATE', user: principalOf(request).user.username, result: 'SUCCESS',
+      detail: `${from} -> ${to}; copied=${items.filter((i) => i.result === 'copied').length}; present=${items.filter((i) => i.result === 'already_present').length}`, ip: request.ip,
+    });
+    return { migrated: items.filter((i) => i.result === 'copied').length, items };
+  });
+
+  app.post('/distributions/init', {
+    schema: {
+      tags: ['distributions'],
+      summary: 'Initialise (form 1: one codename with a description) or re-initialise every distribution (form 2: no body) and export signed indexes',
+      body: Type.Optional(Type.Object({ codename: Type.Optional(Codename), description: Type.Optional(Type.String({ maxLength: 200 })) }, { additionalProperties: false })),
+      response: { ...errorResponses, 200: Type.Object({ initialized: Type.Array(Type.String()) }) },
+    },
+  }, async (request) => {
+    const body = request.body ?? {};
+    const codenames = body.codename ? [body.codename] : (await catalog.distributions()).map((d) => d.codename);
+    for (const codename of codenames) {
+      if (!findDistribution(codename)) throw notFound(`Distribution ${codename}`, 'unknown_distribution');
+    }
+    for (const codename of codenames) {
+      const patch = body.description ? { description: body.description } : {};
+      await ctx.db.updateTable('distributions').set((eb) => ({ ...patch, generation: eb('generation', '+', 1) })).where('codename', '=', codename).execute();
+      await ctx.repo.publisher.request(codename);
+    }
+    await ctx.audit.record({ action: 'INIT_DISTS', user: principalOf(request).user.username, result: 'SUCCESS', detail: `initialized: ${codenames.join(', ')}`, ip: request.ip });
+    return { initialized: codenames };
+  });
+}

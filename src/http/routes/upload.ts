@@ -1,0 +1,128 @@
+import { rm } from 'node:fs/promises';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { hashStream, type HashedTempFile } from '../../adapters/storage/hash-stream.js';
+import type { StepName, StepResult } from '../../domain/pipeline/types.js';
+import type { AppContext } from '../../services/context.js';
+import type { UploadAnswer } from '../../services/upload.js';
+import { principalOf } from '../auth-hook.js';
+import { toErrorAnswer, unprocessable } from '../errors.js';
+import { errorResponses } from '../schemas.js';
+import type { App } from '../types.js';
+
+const UploadResultOut = Type.Object({
+  status: Type.String(),
+  name: Type.Union([Type.String(), Type.Null()]),
+  package: Type.Union([Type.String(), Type.Null()]),
+  version: Type.Union([Type.String(), Type.Null()]),
+  arch: Type.Union([Type.String(), Type.Null()]),
+  distribution: Type.String(),
+  sha256: Type.String(),
+  size: Type.Integer(),
+  cve_status: Type.Union([Type.String(), Type.Null()]),
+  pipeline: Type.Record(Type.String(), Type.String()),
+  steps: Type.Array(Type.Object({ name: Type.String(), status: Type.String(), message: Type.String() })),
+  findings: Type.Record(Type.String(), Type.Integer()),
+  reasons: Type.Array(Type.String()),
+});
+
+const SHA256 = /^[0-9a-fA-F]{64}$/;
+
+interface ParsedUpload {
+  file: HashedTempFile;
+  distribution: string;
+  sha256: string | null;
+}
+
+/**
+ * Reads the multipart form: the file streams to a temp file while its digests are computed (it
+ * never sits in memory); the client's file name is ignored.
+ */
+async function readUploadForm(request: FastifyRequest, ctx: AppContext): Promise<ParsedUpload> {
+  if (!request.isMultipart()) throw unprocessable('multipart_required', 'Send a multipart/form-data body with `file` and `distribution`');
+  let file: HashedTempFile | null = null;
+  const fields: Record<string, string> = {};
+  try {
+    for await (const part of request.parts()) {
+      if (part.type === 'file') {
+        if (part.fieldname !== 'file' || file) {
+          part.file.resume();
+          continue;
+        }
+        file = await hashStream(part.file, { tempDir: ctx.repo.files.tempDir, maxBytes: ctx.config.maxUploadBytes });
+        if (part.file.truncated) throw Object.assign(new Error('file too large'), { code: 'FST_REQ_FILE_TOO_LARGE' });
+      } else if (typeof part.value === 'string') {
+        fields[part.fieldname] = part.value;
+      }
+    }
+  } catch (error) {
+    if (file) await rm(file.path, { force: true });
+    throw error;
+  }
+  const problems: Array<{ loc: string[]; msg: string }> = [];
+  if (!file) problems.push({ loc: ['body', 'file'], msg: 'a package file is required' });
+  if (!fields.distribution) problems.push({ loc: ['body', 'distribution'], msg: 'a distribution codename is required' });
+  if (fields.sha256 && !SHA256.test(fields.sha256)) problems.push({ loc: ['body', 'sha256'], msg: 'must be 64 hex digits' });
+  if (problems.length) {
+    if (file) await rm(file.path, { force: true });
+    throw unprocessable('validation_error', problems.map((p) => `${p.loc.join('.')}: ${p.msg}`).join('; '), problems);
+  }
+  return { file: file!, distribution: fields.distribution!, sha256: fields.sha256 ?? null };
+}
+
+function sse(reply: FastifyReply, event: string, data: unknown): void {
+  reply.raw.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+}
+
+export async function uploadRoutes(app: App, ctx: AppContext): Promise<void> {
+  const run = async (request: FastifyRequest, observer: Parameters<AppContext['repo']['uploads']['upload']>[1] = {}): Promise<UploadAnswer> => {
+    const principal = principalOf(request);
+    const form = await readUploadForm(request, ctx);
+    return ctx.repo.uploads.upload(
+      { distribution: form.distribution, file: form.file, claimedSha256: form.sha256, user: principal.user.username, ip: request.ip },
+      observer,
+    );
+  };
+
+  app.post('/upload', {
+    schema: {
+      tags: ['upload'],
+      summary: 'Upload a .deb or .rpm (multipart: file, distribution, optional sha256) through the validation pipeline',
+      consumes: ['multipart/form-data'],
+      response: { ...errorResponses, 200: UploadResultOut, 201: UploadResultOut, 422: Type.Union([UploadResultOut, Type.Object({ detail: Type.String(), code: Type.String() }, { additionalProperties: true })]), 503: Type.Object({ detail: Type.String(), code: Type.String() }, { additionalProperties: true }) },
+    },
+  }, async (request, reply) => {
+    const answer = await run(request);
+    return reply.status(answer.httpStatus).send(answer.body);
+  });
+
+  app.post('/upload/stream', {
+    schema: {
+      tags: ['upload'],
+      summary: 'Same as /upload, answered as Server-Sent Events: `step` events as each step starts and ends, then `result` (or `error`)',
+      consumes: ['multipart/form-data'],
+    },
+  }, async (request, reply) => {
+    // The form is read (and validated) before the stream starts, so bad input still gets a plain 4xx.
+    const principal = principalOf(request);
+    const form = await readUploadForm(request, ctx);
+    reply.hijack();
+    reply.raw.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-request-id': request.id });
+    const observer = {
+      stepStarted: (name: StepName) => sse(reply, 'step', { step: name, state: 'started' }),
+      stepFinished: (r: StepResult) => sse(reply, 'step', { step: r.name, state: 'finished', status: r.status, message: r.message, value: r.value }),
+    };
+    try {
+      const answer = await ctx.repo.uploads.upload(
+        { distribution: form.distribution, file: form.file, claimedSha256: form.sha256, user: principal.user.username, ip: request.ip },
+        observer,
+      );
+      sse(reply, 'result', { http_status: answer.httpStatus, ...answer.body });
+    } catch (error) {
+      const answer = toErrorAnswer(error);
+      if (answer.status >= 500) request.log.error({ err: error }, 'streamed upload failed');
+      sse(reply, 'error', { http_status: answer.status, ...answer.body });
+    }
+    reply.raw.end();
+  });
+}

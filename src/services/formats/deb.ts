@@ -1,0 +1,105 @@
+import { createBoundedDecompressor } from '../../domain/compression.js';
+import { descriptionSynopsis } from '../../domain/deb/control.js';
+import { buildPackageIndex, checkDependencies, type PublishedPackage } from '../../domain/deb/dependencies.js';
+import { openArMember, readDebPackage } from '../../domain/deb/reader.js';
+import { parseProvides, parseRelations } from '../../domain/deb/relations.js';
+import type { Distribution } from '../../domain/distributions.js';
+import type { FileFacts, InspectedPackage } from '../../domain/package.js';
+import { debPoolPath, versionWithoutEpoch } from '../../domain/repo/apt/pool-path.js';
+import { packageStanza } from '../../domain/repo/apt/stanza.js';
+import type { FormatHandler, ProvideRow, ScanUnit } from './types.js';
+
+interface DebMetadata {
+  control: Array<[string, string]>;
+  multiArch: string | null;
+  members: Array<{ name: string; offset: number; size: number }>;
+}
+
+const APT_ROOT = 'apt/';
+
+/** Compression of an ar member by its name (data.tar.zst …). */
+const memberCompression = (name: string) =>
+  name.endsWith('.gz') ? 'gzip' : name.endsWith('.xz') ? 'xz' : name.endsWith('.zst') ? 'zstd' : 'none';
+
+export const debHandler: FormatHandler = {
+  format: 'deb',
+
+  async inspect(path) {
+    const deb = await readDebPackage(path);
+    const description = deb.control.get('Description') ?? '';
+    const metadata: DebMetadata = {
+      control: deb.control.fields.map((f) => [f.name, f.value]),
+      multiArch: deb.multiArch,
+      members: deb.members.map((m) => ({ name: m.name, offset: m.offset, size: m.size })),
+    };
+    return {
+      format: 'deb',
+      name: deb.name,
+      version: deb.version,
+      arch: deb.arch,
+      sourceName: deb.sourceName,
+      sourceVersion: deb.sourceVersion,
+      summary: descriptionSynopsis(description),
+      repositoryFilename: `${deb.name}_${versionWithoutEpoch(deb.version)}_${deb.arch}.deb`,
+      files: deb.files.map((f) => ({ path: f.installPath, size: f.size, mode: f.mode, type: f.type })),
+      metadata: { ...metadata, installed_size: deb.installedSize, maintainer: deb.control.get('Maintainer') ?? null, homepage: deb.control.get('Homepage') ?? null, description },
+      relations: { ...deb.relations, multiArch: deb.multiArch },
+    } satisfies InspectedPackage;
+  },
+
+  poolPath(pkg) {
+    return APT_ROOT + debPoolPath({ name: pkg.name, version: pkg.version, architecture: pkg.arch, source: pkg.sourceName });
+  },
+
+  indexEntry(pkg, facts: FileFacts, poolPath) {
+    const control = (pkg.metadata as unknown as DebMetadata).control;
+    return packageStanza(control, { ...facts, filename: poolPath.slice(APT_ROOT.length) });
+  },
+
+  relocateIndexEntry(entry, from, to) {
+    // The APT pool is shared by every distribution: the same file keeps the same Filename.
+    if (from !== to) return entry.replace(`\nFilename: ${from.slice(APT_ROOT.length)}\n`, `\nFilename: ${to.slice(APT_ROOT.length)}\n`);
+    return entry;
+  },
+
+  scanUnits(path, pkg): ScanUnit[] {
+    // clamd does not open ar archives, and not zstd either: hand it each member, zstd ones unpacked.
+    return (pkg.metadata as unknown as DebMetadata).members.map((member) => ({
+      name: member.name,
+      open: () => {
+        const raw = openArMember(path, member);
+        if (memberCompression(member.name) !== 'zstd') return raw;
+        return raw.pipe(createBoundedDecompressor('zstd', { maxOutputBytes: 16 * 1024 ** 3, maxRatio: 1000 }, member.size));
+      },
+    }));
+  },
+
+  provides(pkg) {
+    const rows: ProvideRow[] = [{ kind: 'package', name: pkg.name, version: pkg.version, flags: null }];
+    const field = (pkg.relations as { provides?: string | null }).provides;
+    for (const p of parseProvides(field ?? null)) rows.push({ kind: 'provides', name: p.name, version: p.version ?? null, flags: null });
+    return rows;
+  },
+
+  async checkDependencies(pkg, lookup, dist: Distribution) {
+    const relations = pkg.relations as { depends?: string | null; preDepends?: string | null };
+    const names = new Set<string>();
+    for (const field of [relations.depends, relations.preDepends]) {
+      for (const group of parseRelations(field ?? null)) for (const alt of group.alternatives) names.add(alt.name);
+    }
+    const rows = names.size ? await lookup([...names]) : [];
+    const published = new Map<string, PublishedPackage & { provided: string[] }>();
+    for (const row of rows) {
+      const key = `${row.package} ${row.packageVersion} ${row.arch}`;
+      const entry = published.get(key) ?? { name: row.package, version: row.packageVersion, arch: row.arch, multiArch: row.multiArch, provided: [] };
+      if (row.kind === 'provides') entry.provided.push(row.version ? `${row.name} (= ${row.version})` : row.name);
+      published.set(key, entry);
+    }
+    const index = buildPackageIndex([...published.values()].map((p) => ({ ...p, provides: p.provided.join(', ') || null })));
+    const result = checkDependencies({ depends: relations.depends, preDepends: relations.preDepends }, index, {
+      packageArch: pkg.arch,
+      nativeArch: dist.architecture,
+    });
+    return { all_satisfied: result.all_satisfied, missing: result.missing.map((m) => ({ relation: m.relation, reason: m.reason })), install_blocked: result.install_blocked };
+  },
+};

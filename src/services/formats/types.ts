@@ -1,0 +1,46 @@
+import type { Readable } from 'node:stream';
+import type { Distribution, PackageFormat } from '../../domain/distributions.js';
+import type { FileFacts, InspectedPackage } from '../../domain/package.js';
+
+/** One thing to hand to the antivirus: an ar member, a decompressed payload. */
+export interface ScanUnit {
+  name: string;
+  open(): Readable;
+}
+
+/** A name this package answers to in dependency checks (itself, a Provides, a file). */
+export interface ProvideRow {
+  kind: 'package' | 'provides' | 'file';
+  name: string;
+  version: string | null;
+  flags: number | null;
+}
+
+export interface DependencyReport {
+  all_satisfied: boolean;
+  missing: Array<{ relation: string; reason: string }>;
+  install_blocked: boolean;
+}
+
+/** Looks up, among the packages a distribution publishes, the rows answering to some names. */
+export type ProvidesLookup = (names: readonly string[]) => Promise<Array<ProvideRow & { package: string; packageVersion: string; arch: string; multiArch: string | null }>>;
+
+/**
+ * What differs between .deb and .rpm, behind one interface: reading a file, where it goes in the
+ * published tree, its index entry, what the antivirus scans, and dependency checks.
+ */
+export interface FormatHandler {
+  format: PackageFormat;
+  /** Parses and validates the file; throws PackageFormatError with a reason code. */
+  inspect(path: string): Promise<InspectedPackage>;
+  /** Path of the published file, relative to the repository root (DATA_DIR/repo). */
+  poolPath(pkg: InspectedPackage, dist: Distribution): string;
+  /** The package's index text, computed once and stored (APT stanza, RPM repodata chunks). */
+  indexEntry(pkg: InspectedPackage, facts: FileFacts, poolPath: string, fileTime: number): string;
+  /** The index entry of the same file published at another path (promotion to another distribution). */
+  relocateIndexEntry(entry: string, fromPoolPath: string, toPoolPath: string): string;
+  scanUnits(path: string, pkg: InspectedPackage): ScanUnit[];
+  /** Names the package answers to, stored for other packages' dependency checks. */
+  provides(pkg: InspectedPackage): ProvideRow[];
+  checkDependencies(pkg: InspectedPackage, lookup: ProvidesLookup, dist: Distribution): Promise<DependencyReport>;
+}

@@ -1,0 +1,103 @@
+import { sql } from 'kysely';
+import type { Db } from '../../adapters/db/index.js';
+import { DISTRIBUTIONS, INDEXED_STATUSES } from '../../domain/distributions.js';
+import { toApiTime } from '../time.js';
+import { normaliseRow, type PackageRow } from './package-store.js';
+
+/** One stored package version as the API shows it. */
+export function versionView(row: PackageRow) {
+  const findings = JSON.parse(row.findings) as { counts?: Record<string, number>; details?: unknown[] };
+  return {
+    id: row.id,
+    name: row.name,
+    version: row.version,
+    arch: row.arch,
+    distribution: row.distribution,
+    format: row.format,
+    status: row.status,
+    cve_status: row.cve_status,
+    sha256: row.sha256,
+    size: row.size,
+    filename: row.filename,
+    pool_path: row.pool_path,
+    source: row.source_name,
+    source_version: row.source_version,
+    uploaded_by: row.uploaded_by,
+    uploaded_at: toApiTime(row.created_at),
+    sla_deadline: toApiTime(row.sla_deadline),
+    findings: findings.counts ?? {},
+    reasons: JSON.parse(row.reasons) as string[],
+  };
+}
+
+export interface PageRequest {
+  page: number;
+  perPage: number;
+}
+
+/** Read-only queries behind /packages, /artifacts and /distributions. */
+export class Catalog {
+  constructor(private readonly db: Db) {}
+
+  /** Packages as their index lists them (raw pool format), newest first, with filters. */
+  async packages(filter: { q?: string; distribution?: string }, page: PageRequest) {
+    let q = this.db.selectFrom('packages');
+    if (filter.distribution) q = q.where('distribution', '=', filter.distribution);
+    if (filter.q) q = q.where(sql`lower(name)`, 'like', sql`${`%${filter.q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`} escape '\\'`);
+    const total = Number((await q.select((eb) => eb.fn.countAll().as('n')).executeTakeFirst())?.n ?? 0);
+    const rows = (await q.selectAll().orderBy('name').orderBy('seq').limit(page.perPage).offset((page.page - 1) * page.perPage).execute()).map(normaliseRow);
+    return { total, items: rows.map((r) => ({ ...versionView(r), index_entry: r.format === 'deb' ? r.index_entry : undefined })) };
+  }
+
+  /** Artifacts: one entry per package name with its version history and security status. */
+  async artifacts(page: PageRequest, distribution?: string) {
+    let names = this.db.selectFrom('packages').select('name').distinct();
+    if (distribution) names = names.where('distribution', '=', distribution);
+    const total = Number((await this.db.selectFrom(names.as('n')).select((eb) => eb.fn.countAll().as('c')).executeTakeFirst())?.c ?? 0);
+    const pageNames = (await names.orderBy('name').limit(page.perPage).offset((page.page - 1) * page.perPage).execute()).map((r) => r.name);
+    if (pageNames.length === 0) return { total, items: [] };
+    let rowsQ = this.db.selectFrom('packages').selectAll().where('name', 'in', pageNames);
+    if (distribution) rowsQ = rowsQ.where('distribution', '=', distribution);
+    const rows = (await rowsQ.orderBy('seq').execute()).map(normaliseRow);
+    const items = pageNames.map((name) => {
+      const versions = rows.filter((r) => r.name === name).map(versionView);
+      const latest = versions.at(-1)!;
+      const worst = ['quarantined', 'pending_review', 'upgrade_required', 'exception', 'accepted_risk', 'published'].find((s) => versions.some((v) => v.status === s));
+      return {
+        name,
+        format: latest.format,
+        latest_version: latest.version,
+        distributions: [...new Set(versions.map((v) => v.distribution))],
+        security_status: worst ?? latest.status,
+        versions: versions.map((v) => ({ version: v.version, arch: v.arch, distribution: v.distribution, status: v.status, cve_status: v.cve_status, uploaded_at: v.uploaded_at })),
+      };
+    });
+    return { total, items };
+  }
+
+  async distributions() {
+    const counts = await this.db
+      .selectFrom('packages')
+      .select(['distribution', (eb) => eb.fn.countAll().as('n')])
+      .where('status', 'in', INDEXED_STATUSES)
+      .groupBy('distribution')
+      .execute();
+    const rows = await this.db.selectFrom('distributions').selectAll().execute();
+    return DISTRIBUTIONS.map((d) => {
+      const row = rows.find((r) => r.codename === d.codename);
+      return {
+        codename: d.codename,
+        description: row?.description ?? d.description,
+        format: d.format,
+        architecture: d.architecture,
+        architectures: [...d.acceptedArchitectures],
+        component: d.component,
+        package_count: Number(counts.find((c) => c.distribution === d.codename)?.n ?? 0),
+        osv_ecosystem: d.osvEcosystem,
+        scanner_distro: d.scannerDistro,
+        published_at: toApiTime(row?.published_at),
+        up_to_date: row ? Number(row.published_generation) >= Number(row.generation) : false,
+      };
+    });
+  }
+}

@@ -1,0 +1,116 @@
+import { createReadStream } from 'node:fs';
+import { copyFile, link, mkdir, rename, rm, stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { fsyncDir, isErrno, tempPathFor } from '../../adapters/storage/atomic.js';
+import { checkBlobPath } from '../../adapters/storage/fs-blob-store.js';
+
+const SHA256 = /^[0-9a-f]{64}$/;
+
+/**
+ * Where package files live. Every accepted file is kept once, by SHA-256, in `store/` (not served);
+ * the published tree `repo/` holds hard links to it at pool paths, so publishing, unpublishing and
+ * promotion never copy package bytes, and the tree can be rebuilt from the store. Quarantined
+ * files move to `quarantine/`. Paths come from validated package names and are re-checked here.
+ */
+export class PackageFileStore {
+  readonly storeDir: string;
+  readonly repoDir: string;
+  readonly quarantineDir: string;
+  readonly tempDir: string;
+
+  constructor(dataDir: string) {
+    this.storeDir = join(dataDir, 'store');
+    this.repoDir = join(dataDir, 'repo');
+    this.quarantineDir = join(dataDir, 'quarantine');
+    this.tempDir = join(dataDir, 'tmp');
+  }
+
+  async init(): Promise<void> {
+    for (const dir of [this.storeDir, this.repoDir, this.quarantineDir, this.tempDir]) await mkdir(dir, { recursive: true });
+  }
+
+  private blobPath(sha256: string): string {
+    if (!SHA256.test(sha256)) throw new Error(`not a sha256: ${sha256}`);
+    return join(this.storeDir, sha256.slice(0, 2), sha256);
+  }
+
+  repoPath(poolPath: string): string {
+    return join(this.repoDir, ...checkBlobPath(poolPath));
+  }
+
+  /** Moves an uploaded temp file into the store (a no-op when those bytes are already there). */
+  async keep(tempFile: string, sha256: string): Promise<void> {
+    const target = this.blobPath(sha256);
+    if (await exists(target)) {
+      await rm(tempFile, { force: true });
+      return;
+    }
+    await mkdir(dirname(target), { recursive: true });
+    await rename(tempFile, target);
+    await fsyncDir(dirname(target));
+  }
+
+  async has(sha256: string): Promise<boolean> {
+    return exists(this.blobPath(sha256));
+  }
+
+  open(sha256: string): Readable {
+    return createReadStream(this.blobPath(sha256));
+  }
+
+  storedPath(sha256: string): string {
+    return this.blobPath(sha256);
+  }
+
+  /** Makes the stored file visible at `poolPath` in the published tree (atomic replace). */
+  async publish(sha256: string, poolPath: string): Promise<void> {
+    const target = this.repoPath(poolPath);
+    await mkdir(dirname(target), { recursive: true });
+    const temp = tempPathFor(target);
+    try {
+      await link(this.blobPath(sha256), temp);
+    } catch (error) {
+      // Another filesystem or no hard links: a copy serves the same.
+      if (!isErrno(error, 'EXDEV', 'EPERM', 'ENOTSUP', 'EMLINK')) throw error;
+      await copyFile(this.blobPath(sha256), temp);
+    }
+    await rename(temp, target);
+  }
+
+  async unpublish(poolPath: string): Promise<void> {
+    await rm(this.repoPath(poolPath), { force: true });
+  }
+
+  async isPublished(poolPath: string): Promise<boolean> {
+    return exists(this.repoPath(poolPath));
+  }
+
+  /** Moves the file out of the store into quarantine (kept for analysis, never served). */
+  async quarantine(sha256: string, keepInStore: boolean): Promise<void> {
+    const target = join(this.quarantineDir, sha256);
+    if (await exists(target)) return;
+    if (keepInStore) await copyFile(this.blobPath(sha256), target);
+    else await rename(this.blobPath(sha256), target);
+  }
+
+  /** Quarantines a temp upload that never reached the store (antivirus detection). */
+  async quarantineTemp(tempFile: string, sha256: string): Promise<void> {
+    if (!SHA256.test(sha256)) throw new Error(`not a sha256: ${sha256}`);
+    await rename(tempFile, join(this.quarantineDir, sha256));
+  }
+
+  async forget(sha256: string): Promise<void> {
+    await rm(this.blobPath(sha256), { force: true });
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await stat(path);
+    return true;
+  } catch (error) {
+    if (isErrno(error, 'ENOENT')) return false;
+    throw error;
+  }
+}

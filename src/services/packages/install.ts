@@ -1,0 +1,45 @@
+import type { Distribution } from '../../domain/distributions.js';
+import type { PackageRow } from './package-store.js';
+
+/** The exact client set-up and install commands for a package (DECISIONS §8). */
+export function installInstructions(baseUrl: string, dist: Distribution, row: Pick<PackageRow, 'name' | 'version' | 'arch'>) {
+  const repo = `${baseUrl}/repo`;
+  if (dist.format === 'deb') {
+    const keyring = '/usr/share/keyrings/tollgate.gpg';
+    const sourceLine = `deb [signed-by=${keyring}] ${repo}/apt ${dist.codename} main`;
+    return {
+      format: 'deb',
+      distribution: dist.codename,
+      key_url: `${repo}/keys/tollgate.gpg`,
+      source_line: sourceLine,
+      commands: [
+        `curl -fsSL ${repo}/keys/tollgate.gpg | sudo tee ${keyring} > /dev/null`,
+        `echo '${sourceLine}' | sudo tee /etc/apt/sources.list.d/tollgate-${dist.codename}.list`,
+        'sudo apt-get update',
+        `sudo apt-get install ${row.name}=${row.version}`,
+      ],
+    };
+  }
+  const id = `tollgate-${dist.codename}`;
+  const repoFile = [
+    `[${id}]`,
+    `name=Tollgate ${dist.description}`,
+    `baseurl=${repo}/rpm/${dist.codename}/${dist.architecture}/`,
+    'enabled=1',
+    // The repository metadata is signed (repomd.xml.asc); the packages keep their own signatures.
+    'gpgcheck=0',
+    'repo_gpgcheck=1',
+    `gpgkey=${repo}/keys/tollgate.asc`,
+    '',
+  ].join('\n');
+  return {
+    format: 'rpm',
+    distribution: dist.codename,
+    key_url: `${repo}/keys/tollgate.asc`,
+    repo_file: repoFile,
+    commands: [
+      `sudo tee /etc/yum.repos.d/${id}.repo > /dev/null <<'EOF'\n${repoFile}EOF`,
+      `sudo dnf install ${row.name}-${row.version.replace(/^\d+:/, '')}.${row.arch}`,
+    ],
+  };
+}

@@ -1,0 +1,211 @@
+import { randomUUID } from 'node:crypto';
+import { readdir } from 'node:fs/promises';
+import { join, relative } from 'node:path';
+import type { Db } from '../../adapters/db/index.js';
+import { DISTRIBUTIONS, findDistribution, INDEXED_STATUSES, isIndexed, type Distribution } from '../../domain/distributions.js';
+import { DomainError } from '../../domain/errors.js';
+import type { InspectedPackage } from '../../domain/package.js';
+import { handlerFor } from '../formats/index.js';
+import type { Publisher } from '../publishing/publisher.js';
+import { isoUtc } from '../time.js';
+import type { PackageFileStore } from './file-store.js';
+import { bumpGeneration, countReferences, deletePackageRow, findPackage, nextSeq, normaliseRow, type PackageRow } from './package-store.js';
+
+export interface PromoteResult {
+  package: string;
+  version: string;
+  arch: string;
+  from: string;
+  to: string;
+  status: string;
+  result: 'copied' | 'already_present';
+}
+
+export interface SyncReport {
+  distributions: string[];
+  packages_indexed: number;
+  missing_files: Array<{ distribution: string; package: string; version: string; arch: string; sha256: string }>;
+  unreferenced_files: string[];
+  relinked: number;
+}
+
+/** The package as the format handler sees it, rebuilt from its stored row. */
+export function inspectedFromRow(row: PackageRow): InspectedPackage {
+  return {
+    format: row.format as InspectedPackage['format'],
+    name: row.name,
+    version: row.version,
+    arch: row.arch,
+    sourceName: row.source_name,
+    sourceVersion: row.source_version,
+    summary: '',
+    repositoryFilename: row.filename,
+    files: JSON.parse(row.files) as InspectedPackage['files'],
+    metadata: JSON.parse(row.metadata) as Record<string, unknown>,
+    relations: JSON.parse(row.relations) as Record<string, unknown>,
+  };
+}
+
+function distributionOrThrow(codename: string): Distribution {
+  const dist = findDistribution(codename);
+  if (!dist) throw new DomainError('not_found', 'unknown_distribution', `Unknown distribution ${codename}`);
+  return dist;
+}
+
+/** Deleting, copying between distributions, and rebuilding indexes; each change re-signs what it touches. */
+export class PackageLifecycle {
+  constructor(
+    private readonly db: Db,
+    private readonly files: PackageFileStore,
+    private readonly publisher: Publisher,
+  ) {}
+
+  async rows(name: string, filter: { version?: string; distribution?: string; arch?: string } = {}): Promise<PackageRow[]> {
+    let q = this.db.selectFrom('packages').selectAll().where('name', '=', name);
+    if (filter.version) q = q.where('version', '=', filter.version);
+    if (filter.distribution) q = q.where('distribution', '=', filter.distribution);
+    if (filter.arch) q = q.where('arch', '=', filter.arch);
+    return (await q.orderBy('seq').execute()).map(normaliseRow);
+  }
+
+  /** Removes the rows, unpublishes their files, and re-signs the affected indexes. */
+  async delete(rows: PackageRow[]): Promise<void> {
+    const touched = new Set<string>();
+    await this.db.transaction().execute(async (trx) => {
+      for (const row of rows) {
+        await deletePackageRow(trx, row);
+        if (isIndexed(row.status)) touched.add(row.distribution);
+      }
+    });
+    for (const codename of touched) await this.publisher.request(codename);
+    // Files go only after the index no longer names them, and only when nothing else uses them.
+    for (const row of rows) {
+      if (isIndexed(row.status) && (await countReferences(this.db, 'pool_path', row.pool_path, true)) === 0) await this.files.unpublish(row.pool_path);
+      if ((await countReferences(this.db, 'sha256', row.sha256)) === 0) await this.files.forget(row.sha256);
+    }
+  }
+
+  /** Copies one package into another distribution of the same format, without re-scanning it. */
+  async promote(name: string, version: string, arch: string | undefined, from: string, to: string): Promise<PromoteResult[]> {
+    const source = distributionOrThrow(from);
+    const target = distributionOrThrow(to);
+    if (source.format !== target.format) {
+      throw new DomainError('invalid', 'format_mismatch', `${from} (${source.format}) and ${to} (${target.format}) hold different package formats`);
+    }
+    if (from === to) throw new DomainError('invalid', 'same_distribution', 'Source and target distribution are the same');
+    const rows = await this.rows(name, { version, distribution: from, arch });
+    if (rows.length === 0) throw new DomainError('not_found', 'package_not_found', `${name} ${version} is not in ${from}`);
+    const results = [];
+    for (const row of rows) results.push(await this.copy(row, target));
+    await this.publisher.request(to);
+    return results;
+  }
+
+  /** Copies packages (all, or the named ones) from one distribution to another; the source keeps them. */
+  async migrate(from: string, to: string, names: string[] | null): Promise<PromoteResult[]> {
+    const source = distributionOrThrow(from);
+    const target = distributionOrThrow(to);
+    if (source.format !== target.format) {
+      throw new DomainError('invalid', 'format_mismatch', `${from} (${source.format}) and ${to} (${target.format}) hold different package formats`);
+    }
+    if (from === to) throw new DomainError('invalid', 'same_distribution', 'Source and target distribution are the same');
+    let q = this.db.selectFrom('packages').selectAll().where('distribution', '=', from);
+    if (names) q = q.where('name', 'in', names.length ? names : ['']);
+    const rows = (await q.orderBy('seq').execute()).map(normaliseRow);
+    const results = [];
+    for (const row of rows) results.push(await this.copy(row, target));
+    await this.publisher.request(to);
+    return results;
+  }
+
+  private async copy(row: PackageRow, target: Distribution): Promise<PromoteResult> {
+    const base = { package: row.name, version: row.version, arch: row.arch, from: row.distribution, to: target.codename, status: row.status };
+    const existing = await findPackage(this.db, target.codename, row.name, row.version, row.arch);
+    if (existing) {
+      if (existing.sha256 === row.sha256) return { ...base, status: existing.status, result: 'already_present' };
+      throw new DomainError('conflict', 'version_exists', `${row.name} ${row.version} (${row.arch}) already exists in ${target.codename} with different content`, {
+        existing_sha256: existing.sha256,
+        incoming_sha256: row.sha256,
+      });
+    }
+    const handler = handlerFor(row.format as Distribution['format']);
+    const pkg = inspectedFromRow(row);
+    const poolPath = handler.poolPath(pkg, target);
+    if (isIndexed(row.status)) await this.files.publish(row.sha256, poolPath);
+    const now = isoUtc();
+    const copy: PackageRow = {
+      ...row,
+      id: randomUUID(),
+      distribution: target.codename,
+      pool_path: poolPath,
+      index_entry: handler.relocateIndexEntry(row.index_entry, row.pool_path, poolPath),
+      seq: nextSeq(),
+      created_at: now,
+      updated_at: now,
+    };
+    await this.db.transaction().execute(async (trx) => {
+      await trx.insertInto('packages').values(copy).execute();
+      await trx
+        .insertInto('package_provides')
+        .columns(['package_id', 'distribution', 'kind', 'name', 'version', 'flags'])
+        .expression((eb) =>
+          eb
+            .selectFrom('package_provides')
+            .select([eb.val(copy.id).as('package_id'), eb.val(target.codename).as('distribution'), 'kind', 'name', 'version', 'flags'])
+            .where('package_id', '=', row.id),
+        )
+        .execute();
+      if (isIndexed(copy.status)) await bumpGeneration(trx, target.codename);
+    });
+    return { ...base, result: 'copied' };
+  }
+
+  /**
+   * Rebuilds every index from the database: re-links each indexed package's file from the store,
+   * reports packages whose file is missing and files that no package references, then re-signs.
+   */
+  async syncIndex(): Promise<SyncReport> {
+    const rows = (await this.db.selectFrom('packages').selectAll().where('status', 'in', INDEXED_STATUSES).execute()).map(normaliseRow);
+    const report: SyncReport = { distributions: [], packages_indexed: rows.length, missing_files: [], unreferenced_files: [], relinked: 0 };
+    const referenced = new Set<string>();
+    for (const row of rows) {
+      referenced.add(row.pool_path);
+      if (!(await this.files.has(row.sha256))) {
+        report.missing_files.push({ distribution: row.distribution, package: row.name, version: row.version, arch: row.arch, sha256: row.sha256 });
+        continue;
+      }
+      if (!(await this.files.isPublished(row.pool_path))) {
+        await this.files.publish(row.sha256, row.pool_path);
+        report.relinked++;
+      }
+    }
+    for (const top of ['apt/pool', 'rpm']) {
+      for (const file of await listFiles(join(this.files.repoDir, top))) {
+        const rel = relative(this.files.repoDir, file);
+        if (/\.(deb|rpm)$/.test(rel) && !referenced.has(rel)) report.unreferenced_files.push(rel);
+      }
+    }
+    for (const dist of DISTRIBUTIONS) {
+      await bumpGeneration(this.db, dist.codename);
+      await this.publisher.request(dist.codename);
+      report.distributions.push(dist.codename);
+    }
+    return report;
+  }
+}
+
+async function listFiles(dir: string): Promise<string[]> {
+  let entries;
+  try {
+    entries = await readdir(dir, { withFileTypes: true });
+  } catch {
+    return [];
+  }
+  const out: string[] = [];
+  for (const e of entries) {
+    const path = join(dir, e.name);
+    if (e.isDirectory()) out.push(...(await listFiles(path)));
+    else out.push(path);
+  }
+  return out;
+}

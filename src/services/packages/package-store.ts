@@ -1,0 +1,90 @@
+import type { Transaction } from 'kysely';
+import type { Db } from '../../adapters/db/index.js';
+import type { Database, PackagesTable } from '../../adapters/db/schema.js';
+import { INDEXED_STATUSES, isIndexed } from '../../domain/distributions.js';
+import type { ProvideRow, ProvidesLookup } from '../formats/types.js';
+
+export type PackageRow = PackagesTable;
+type Executor = Db | Transaction<Database>;
+
+let lastSeq = 0;
+/** Monotonic insertion order, so a new package is listed after the ones before it. */
+export function nextSeq(): number {
+  lastSeq = Math.max(lastSeq + 1, Date.now() * 1000);
+  return lastSeq;
+}
+
+/** PostgreSQL returns bigint columns as strings; the rest of the code sees numbers. */
+export function normaliseRow(row: PackageRow): PackageRow {
+  return { ...row, size: Number(row.size), seq: Number(row.seq) };
+}
+
+export async function findPackage(db: Executor, dist: string, name: string, version: string, arch: string): Promise<PackageRow | undefined> {
+  const row = await db
+    .selectFrom('packages')
+    .selectAll()
+    .where('distribution', '=', dist)
+    .where('name', '=', name)
+    .where('version', '=', version)
+    .where('arch', '=', arch)
+    .executeTakeFirst();
+  return row && normaliseRow(row);
+}
+
+export async function packageById(db: Executor, id: string): Promise<PackageRow | undefined> {
+  const row = await db.selectFrom('packages').selectAll().where('id', '=', id).executeTakeFirst();
+  return row && normaliseRow(row);
+}
+
+/** Marks a distribution's index out of date; the publisher records what it signed. */
+export async function bumpGeneration(db: Executor, codename: string): Promise<void> {
+  await db.updateTable('distributions').set((eb) => ({ generation: eb('generation', '+', 1) })).where('codename', '=', codename).execute();
+}
+
+export async function insertPackage(db: Executor, row: PackageRow, provides: ProvideRow[]): Promise<void> {
+  await db.insertInto('packages').values(row).execute();
+  if (provides.length) {
+    await db
+      .insertInto('package_provides')
+      .values(provides.map((p) => ({ package_id: row.id, distribution: row.distribution, kind: p.kind, name: p.name, version: p.version, flags: p.flags })))
+      .execute();
+  }
+  if (isIndexed(row.status)) await bumpGeneration(db, row.distribution);
+}
+
+export async function deletePackageRow(db: Executor, row: PackageRow): Promise<void> {
+  await db.deleteFrom('package_provides').where('package_id', '=', row.id).execute();
+  await db.deleteFrom('packages').where('id', '=', row.id).execute();
+  if (isIndexed(row.status)) await bumpGeneration(db, row.distribution);
+}
+
+/** How many rows (any distribution) still use a stored file or a published path. */
+export async function countReferences(db: Executor, column: 'sha256' | 'pool_path', value: string, indexedOnly = false): Promise<number> {
+  let q = db.selectFrom('packages').select((eb) => eb.fn.countAll().as('n')).where(column, '=', value);
+  if (indexedOnly) q = q.where('status', 'in', INDEXED_STATUSES);
+  return Number((await q.executeTakeFirst())?.n ?? 0);
+}
+
+/** Dependency lookups against what a distribution publishes. */
+export function providesLookup(db: Db, codename: string): ProvidesLookup {
+  return async (names) => {
+    const rows = await db
+      .selectFrom('package_provides as pp')
+      .innerJoin('packages as p', 'p.id', 'pp.package_id')
+      .select(['pp.kind', 'pp.name', 'pp.version', 'pp.flags', 'p.name as package', 'p.version as packageVersion', 'p.arch', 'p.relations'])
+      .where('pp.distribution', '=', codename)
+      .where('pp.name', 'in', names)
+      .where('p.status', 'in', INDEXED_STATUSES)
+      .execute();
+    return rows.map((r) => ({
+      kind: r.kind as ProvideRow['kind'],
+      name: r.name,
+      version: r.version,
+      flags: r.flags === null ? null : Number(r.flags),
+      package: r.package,
+      packageVersion: r.packageVersion,
+      arch: r.arch,
+      multiArch: (JSON.parse(r.relations) as { multiArch?: string | null }).multiArch ?? null,
+    }));
+  };
+}

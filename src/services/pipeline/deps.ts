@@ -1,0 +1,35 @@
+import type { Logger } from 'pino';
+import type { AntivirusScanner } from '../../adapters/clamav/index.js';
+import type { Db } from '../../adapters/db/index.js';
+import type { InspectedPackage } from '../../domain/package.js';
+import type { Distribution } from '../../domain/distributions.js';
+import type { FindingCounts } from '../../domain/pipeline/types.js';
+import type { PackageFileStore } from '../packages/file-store.js';
+import type { Publisher } from '../publishing/publisher.js';
+
+/** What the CVE step learns: findings, their counts, and what the policy makes of them. */
+export interface CveAssessment {
+  outcome: 'published' | 'pending_review' | 'quarantined';
+  cveStatus: string;
+  counts: FindingCounts;
+  findings: unknown[];
+  reasons: string[];
+  slaDeadline: string | null;
+  message: string;
+}
+
+/** The vulnerability scanner as the pipeline sees it; null result = no database to scan with. */
+export interface CveScanner {
+  assess(pkg: InspectedPackage, dist: Distribution): Promise<CveAssessment | null>;
+}
+
+/** The adapters and services the upload steps use. */
+export interface PipelineDeps {
+  db: Db;
+  files: PackageFileStore;
+  publisher: Publisher;
+  antivirus: AntivirusScanner | null;
+  cve: CveScanner;
+  uploadedBy: string | null;
+  log: Logger;
+}

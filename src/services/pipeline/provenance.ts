@@ -1,0 +1,37 @@
+import { DomainError } from '../../domain/errors.js';
+import type { PipelineStep } from '../../domain/pipeline/types.js';
+import { findPackage } from '../packages/package-store.js';
+import type { PipelineDeps } from './deps.js';
+
+/**
+ * Step 2: the SHA-256 the client claims (form field `sha256`) matches the bytes received; and the
+ * same name/version/arch is not already stored in the distribution with other content (409), or
+ * is stored with exactly these bytes (an idempotent retry, answered with the stored result).
+ */
+export function provenanceStep(deps: Pick<PipelineDeps, 'db'>): PipelineStep {
+  return {
+    name: 'provenance',
+    async run(state) {
+      const pkg = state.pkg!;
+      if (state.claimedSha256 && state.claimedSha256 !== state.file.sha256) {
+        state.outcome = 'rejected';
+        state.reasons.push(`sha256_mismatch: expected ${state.claimedSha256}, received ${state.file.sha256}`);
+        return { name: 'provenance', status: 'failed', message: `SHA-256 mismatch: expected ${state.claimedSha256}, received ${state.file.sha256}`, value: 'mismatch' };
+      }
+      const existing = await findPackage(deps.db, state.distribution.codename, pkg.name, pkg.version, pkg.arch);
+      if (existing && existing.sha256 === state.file.sha256) {
+        state.duplicateOf = existing.id;
+        return { name: 'provenance', status: 'passed', message: 'identical file already stored', value: 'duplicate' };
+      }
+      if (existing) {
+        throw new DomainError('conflict', 'version_exists', `${pkg.name} ${pkg.version} (${pkg.arch}) already exists in ${state.distribution.codename} with different content`, {
+          existing_sha256: existing.sha256,
+          incoming_sha256: state.file.sha256,
+        });
+      }
+      return state.claimedSha256
+        ? { name: 'provenance', status: 'passed', message: `SHA-256 verified: ${state.file.sha256}`, value: 'verified' }
+        : { name: 'provenance', status: 'passed', message: `SHA-256 recorded: ${state.file.sha256} (no checksum was supplied to verify)`, value: 'recorded' };
+    },
+  };
+}

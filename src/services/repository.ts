@@ -1,0 +1,118 @@
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import type { AuditLog } from '../adapters/audit/audit-log.js';
+import { createClamdScanner, type AntivirusScanner } from '../adapters/clamav/index.js';
+import type { SecretBox } from '../adapters/crypto/secret-box.js';
+import type { Db, DbDialect } from '../adapters/db/index.js';
+import type { Metrics } from '../adapters/metrics/metrics.js';
+import { KeyringStore } from '../adapters/signing/keyring-store.js';
+import type { Config } from '../config.js';
+import { DISTRIBUTIONS } from '../domain/distributions.js';
+import type { HealthService } from './health.js';
+import { PackageFileStore } from './packages/file-store.js';
+import { PackageLifecycle } from './packages/lifecycle.js';
+import { noCveScanner } from './pipeline/cve.js';
+import type { CveScanner } from './pipeline/deps.js';
+import { AptIndexWriter } from './publishing/apt-index-writer.js';
+import { Publisher } from './publishing/publisher.js';
+import { RpmIndexWriter } from './publishing/rpm-index-writer.js';
+import { isoUtc } from './time.js';
+import { UploadService } from './upload.js';
+
+/** The package repository: files, signing keys, index publishing, the upload pipeline. */
+export interface Repository {
+  files: PackageFileStore;
+  keyring: KeyringStore;
+  publisher: Publisher;
+  uploads: UploadService;
+  lifecycle: PackageLifecycle;
+  antivirus: AntivirusScanner | null;
+  /** Swapped in by the vulnerability scanner once it is built. */
+  cve: { scanner: CveScanner };
+}
+
+interface RepositoryDeps {
+  config: Config;
+  db: Db;
+  dialect: DbDialect;
+  box: SecretBox;
+  audit: AuditLog;
+  metrics: Metrics;
+  health: HealthService;
+  log: Logger;
+}
+
+export async function createRepository(deps: RepositoryDeps): Promise<Repository> {
+  const { config, db, log } = deps;
+  const files = new PackageFileStore(config.dataDir);
+  await files.init();
+  const keyring = new KeyringStore({
+    dir: join(config.dataDir, 'keys'),
+    publicDir: join(files.repoDir, 'keys'),
+    passphrase: deps.box.derive('repository-signing-key'),
+    defaults: {
+      name: 'Tollgate Repository',
+      email: 'repository@tollgate.invalid',
+      type: config.signingKeyAlgorithm === 'ed25519' ? 'ed25519' : 'rsa',
+    },
+  });
+  const antivirus = config.clamav ? createClamdScanner(config.clamav) : null;
+  const publisher = new Publisher(
+    db,
+    deps.dialect,
+    { deb: new AptIndexWriter(files.repoDir), rpm: new RpmIndexWriter(files.repoDir) },
+    () => keyring.ensureKey(),
+    deps.metrics,
+    log,
+  );
+  const cve = { scanner: noCveScanner as CveScanner };
+  const uploads = new UploadService(
+    { db, files, publisher, antivirus, log, cve: { assess: (pkg, dist) => cve.scanner.assess(pkg, dist) } },
+    deps.audit,
+    deps.metrics,
+  );
+
+  deps.health.register('gpg', async () => {
+    const signer = keyring.current();
+    if (!signer) return { ok: false, configured: true, detail: 'repository signing key is being generated' };
+    return { ok: true, configured: true, key_count: await keyring.keyCount(), fingerprint: signer.fingerprint, algorithm: signer.algorithm };
+  });
+  if (antivirus) {
+    deps.health.register('clamav', async () => {
+      const up = await antivirus.ping();
+      if (!up) return { ok: false, configured: true, detail: 'clamd does not answer' };
+      const version = await antivirus.version();
+      return { ok: true, configured: true, version: version.engine, signatures: version.signatures, signature_date: version.signatureDate };
+    }, true);
+  }
+  await registerDistributions(db);
+  const lifecycle = new PackageLifecycle(db, files, publisher);
+  return { files, keyring, publisher, uploads, lifecycle, antivirus, cve };
+}
+
+/** Every distribution of the table has its row (created at first start, kept afterwards). */
+async function registerDistributions(db: Db): Promise<void> {
+  const known = new Set((await db.selectFrom('distributions').select('codename').execute()).map((r) => r.codename));
+  for (const d of DISTRIBUTIONS) {
+    if (known.has(d.codename)) continue;
+    await db
+      .insertInto('distributions')
+      .values({ codename: d.codename, format: d.format, description: d.description, generation: 0, published_generation: -1, published_at: null, initialized_at: isoUtc() })
+      .onConflict((oc) => oc.column('codename').doNothing())
+      .execute();
+  }
+}
+
+/**
+ * After start-up (not before: the service is ready at once): create the signing key if there is
+ * none, then publish every distribution whose index is older than its content — all of them on
+ * the first start, those a crash interrupted afterwards.
+ */
+export async function publishStaleIndexes(repo: Repository, log: Logger): Promise<void> {
+  try {
+    await repo.keyring.ensureKey();
+    for (const codename of await repo.publisher.stale()) await repo.publisher.request(codename);
+  } catch (error) {
+    log.error({ err: error }, 'initial publishing failed');
+  }
+}

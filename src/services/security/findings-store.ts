@@ -1,0 +1,88 @@
+/**
+ * Per-package findings. The package row keeps them as JSON (`findings: {counts, details}`, what
+ * the upload stored); `package_findings` holds one row per (package, CVE) so listings can filter
+ * by severity or CVE with an index instead of parsing every package's JSON.
+ */
+import type { Transaction } from 'kysely';
+import type { Db } from '../../adapters/db/index.js';
+import type { Database } from '../../adapters/db/schema.js';
+import { severityRank, type Severity } from '../../domain/security/index.js';
+import type { FindingCounts } from '../../domain/pipeline/types.js';
+import type { StoredFinding } from './scanner.js';
+
+type Executor = Db | Transaction<Database>;
+
+/** The JSON kept in packages.findings. */
+export interface StoredFindings {
+  counts: FindingCounts;
+  details: StoredFinding[];
+}
+
+const SEVERITIES: readonly Severity[] = ['critical', 'high', 'medium', 'low', 'negligible'];
+
+/** Parse packages.findings; anything unexpected reads as "no findings". */
+export function parseStoredFindings(json: string): StoredFindings {
+  const counts: FindingCounts = { critical: 0, high: 0, medium: 0, low: 0, negligible: 0 };
+  try {
+    const parsed = JSON.parse(json) as Partial<StoredFindings>;
+    const details = Array.isArray(parsed.details) ? parsed.details.filter(isFinding) : [];
+    for (const f of details) counts[f.severity]++;
+    return { counts, details };
+  } catch {
+    return { counts, details: [] };
+  }
+}
+
+function isFinding(v: unknown): v is StoredFinding {
+  if (typeof v !== 'object' || v === null) return false;
+  const f = v as Partial<StoredFinding>;
+  return typeof f.cve_id === 'string' && typeof f.severity === 'string' && (SEVERITIES as readonly string[]).includes(f.severity);
+}
+
+/** The JSON to store in packages.findings for these findings. */
+export function findingsJson(findings: readonly StoredFinding[]): string {
+  const counts: FindingCounts = { critical: 0, high: 0, medium: 0, low: 0, negligible: 0 };
+  for (const f of findings) counts[f.severity]++;
+  return JSON.stringify({ counts, details: findings });
+}
+
+/** Replace the finding rows of one package. */
+export async function writeFindingRows(db: Executor, packageId: string, findings: readonly StoredFinding[]): Promise<void> {
+  await db.deleteFrom('package_findings').where('package_id', '=', packageId).execute();
+  const seen = new Set<string>();
+  const values = [];
+  for (const f of findings) {
+    if (seen.has(f.cve_id)) continue;
+    seen.add(f.cve_id);
+    values.push({
+      package_id: packageId,
+      cve_id: f.cve_id,
+      severity: f.severity,
+      severity_rank: severityRank(f.severity),
+      cvss_score: f.cvss_score ?? null,
+      epss: f.epss ?? null,
+      in_kev: f.in_kev === null || f.in_kev === undefined ? null : f.in_kev ? 1 : 0,
+      fix_state: f.fix_state ?? 'not-fixed',
+      data: JSON.stringify(f),
+    });
+  }
+  for (let i = 0; i < values.length; i += 300) await db.insertInto('package_findings').values(values.slice(i, i + 300)).execute();
+}
+
+/**
+ * Index packages whose JSON lists findings but that have no finding rows (stored by a path that
+ * did not go through the upload hook, or before this table existed). Returns how many.
+ */
+export async function indexMissingFindings(db: Db): Promise<number> {
+  const rows = await db
+    .selectFrom('packages as p')
+    .select(['p.id', 'p.findings'])
+    .where('p.findings', 'like', '%"details":[{%')
+    .where(({ not, exists, selectFrom }) => not(exists(selectFrom('package_findings as f').select('f.package_id').whereRef('f.package_id', '=', 'p.id'))))
+    .execute();
+  for (const row of rows) {
+    const { details } = parseStoredFindings(row.findings);
+    if (details.length > 0) await writeFindingRows(db, row.id, details.map((f) => ({ ...f, action: f.action ?? 'allow' })));
+  }
+  return rows.length;
+}

@@ -1,0 +1,115 @@
+/**
+ * The security capability, wired: vulnerability database and feed sync, the built-in CVE scanner
+ * (installed as the upload pipeline's scanner), decisions, rescans, the daily jobs, the read-only
+ * views and the antivirus engine actions. Also registers the `grype` health component and the
+ * metric sources it owns.
+ */
+import { join } from 'node:path';
+import type { AppContext } from '../context.js';
+import type { JobScheduler } from '../jobs.js';
+import { packageById } from '../packages/package-store.js';
+import { AvEngine } from './avengine.js';
+import { SecurityDecisions } from './decisions.js';
+import { configuredFeeds, FeedSync, type SyncReport } from './feed-sync.js';
+import { indexMissingFindings, parseStoredFindings, writeFindingRows } from './findings-store.js';
+import { notifyPendingReview } from './notices.js';
+import { SecurityQueries } from './queries.js';
+import { SecurityRescan } from './rescan.js';
+import { BuiltinCveScanner } from './scanner.js';
+import { runExpiry, runSlaWarnings, type ScheduledDeps } from './scheduled.js';
+import { PackageTransitions } from './transitions.js';
+import { VulnDatabase } from './vuln-db.js';
+
+/** Everything the security routes and jobs use. */
+export interface SecurityService {
+  vulnDb: VulnDatabase;
+  feeds: FeedSync;
+  scanner: BuiltinCveScanner;
+  transitions: PackageTransitions;
+  decisions: SecurityDecisions;
+  rescans: SecurityRescan;
+  queries: SecurityQueries;
+  avengine: AvEngine;
+  scheduled: ScheduledDeps;
+  /** Sync every feed the settings name; null when none is configured. */
+  syncFromSettings(): Promise<SyncReport | null>;
+}
+
+/** Hours with one decimal. */
+const hours = (seconds: number | null) => (seconds === null ? null : Math.round(seconds / 360) / 10);
+
+/** Builds the security service and plugs it into the repository, health and metrics. */
+export function createSecurity(ctx: Pick<AppContext, 'db' | 'settings' | 'metrics' | 'log' | 'repo' | 'audit' | 'notifier' | 'config' | 'health'>): SecurityService {
+  const { db, settings, metrics, log, repo, audit, notifier, config } = ctx;
+  const vulnDb = new VulnDatabase(db);
+  const feeds = new FeedSync(db, vulnDb, join(config.dataDir, 'vulndb'), log);
+  const scanner = new BuiltinCveScanner(vulnDb, settings, metrics);
+  const transitions = new PackageTransitions({ db, files: repo.files, publisher: repo.publisher, log });
+  const decisions = new SecurityDecisions(db, settings, transitions, audit, notifier);
+  const rescans = new SecurityRescan({ db, scanner, vulnDb, transitions, audit, notifier, appUrl: config.appUrl, log });
+  const queries = new SecurityQueries(db, vulnDb);
+  const avengine = new AvEngine(db, repo.antivirus, config.clamavUpdateCommand);
+  const scheduled: ScheduledDeps = { db, settings, transitions, audit, notifier, appUrl: config.appUrl };
+
+  repo.cve.scanner = scanner;
+
+  // After an upload: index its findings for the listings; a package held for review is announced.
+  repo.uploads.onStored(async ({ packageId }) => {
+    const row = await packageById(db, packageId);
+    if (!row) return;
+    const { details } = parseStoredFindings(row.findings);
+    if (details.length > 0) await writeFindingRows(db, row.id, details);
+    if (row.status === 'pending_review') notifyPendingReview(notifier, row, 'upload', config.appUrl);
+  });
+
+  ctx.health.register('grype', async () => {
+    const s = await vulnDb.status();
+    if (!s.configured) return { ok: false, configured: false, db_age_hours: null, advisories: s.advisories, detail: 'vulnerability database not synchronised yet (settings vuln_feeds, then POST /import/sync-security)' };
+    return { ok: true, configured: true, db_age_hours: hours(s.age_seconds), advisories: s.advisories, synced_at: s.synced_at, stale: (s.age_seconds ?? 0) > 48 * 3600 };
+  }, true);
+
+  metrics.sources.vulnDbAgeSeconds = async () => (await vulnDb.status()).age_seconds;
+  metrics.sources.pendingReviewTotal = async () => Number((await db.selectFrom('packages').select((eb) => eb.fn.countAll().as('n')).where('status', '=', 'pending_review').executeTakeFirst())?.n ?? 0);
+  metrics.sources.quarantineTotal = async () => Number((await db.selectFrom('packages').select((eb) => eb.fn.countAll().as('n')).where('status', '=', 'quarantined').executeTakeFirst())?.n ?? 0);
+  metrics.sources.clamavLastUpdate = () => avengine.lastUpdateUnix();
+
+  // Packages stored by other paths (imports) or before this table existed get their finding rows.
+  void indexMissingFindings(db).catch((err: unknown) => log.error({ err }, 'indexing package findings failed'));
+
+  return {
+    vulnDb, feeds, scanner, transitions, decisions, rescans, queries, avengine, scheduled,
+    async syncFromSettings() {
+      const list = configuredFeeds(await settings.all());
+      if (list.length === 0) return null;
+      return feeds.sync(list);
+    },
+  };
+}
+
+/** The security jobs (DECISIONS §5): expiry at start-up and daily (every edition), SLA warnings and feed sync daily (Enterprise). */
+export function registerSecurityJobs(scheduler: JobScheduler, security: SecurityService): void {
+  scheduler.register({
+    name: 'security_expiry',
+    timeSetting: 'schedule_sla_check',
+    enterpriseOnly: false,
+    runAtStart: true,
+    run: async () => `${(await runExpiry(security.scheduled)).length} decision(s) expired`,
+  });
+  scheduler.register({
+    name: 'security_sla_warnings',
+    timeSetting: 'schedule_sla_check',
+    enterpriseOnly: true,
+    run: async () => `${await runSlaWarnings(security.scheduled)} SLA warning(s) sent`,
+  });
+  scheduler.register({
+    name: 'security_sync',
+    timeSetting: 'schedule_security_sync',
+    enterpriseOnly: true,
+    run: async () => {
+      const report = await security.syncFromSettings();
+      if (!report) return 'no feeds configured';
+      const failed = report.feeds.filter((f) => f.status === 'failed').map((f) => f.name);
+      return `advisories=${report.advisories}; epss=${report.epss}; kev=${report.kev}${failed.length ? `; failed=${failed.join(',')}` : ''}`;
+    },
+  });
+}

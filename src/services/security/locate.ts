@@ -1,0 +1,33 @@
+import type { Db } from '../../adapters/db/index.js';
+import { DomainError } from '../../domain/errors.js';
+import { normaliseRow, type PackageRow } from '../packages/package-store.js';
+
+/** Narrowing of a name/version: arch (required when several exist) and distribution. */
+export interface PackageSelector {
+  arch?: string | null;
+  distribution?: string | null;
+}
+
+/**
+ * The rows a security action on `name`/`version` applies to (every distribution holding it,
+ * unless narrowed). 404 `package_not_found` when none; 422 `arch_required` when the version
+ * exists for several architectures and none was named (DECISIONS §5).
+ */
+export async function locatePackages(db: Db, name: string, version: string, selector: PackageSelector = {}): Promise<PackageRow[]> {
+  let q = db.selectFrom('packages').selectAll().where('name', '=', name).where('version', '=', version);
+  if (selector.distribution) q = q.where('distribution', '=', selector.distribution);
+  if (selector.arch) q = q.where('arch', '=', selector.arch);
+  const rows = (await q.orderBy('seq').execute()).map(normaliseRow);
+  if (rows.length === 0) {
+    const where = [selector.arch, selector.distribution].filter(Boolean).join(', ');
+    throw new DomainError('not_found', 'package_not_found', `Package ${name} ${version}${where ? ` (${where})` : ''} not found`);
+  }
+  const arches = [...new Set(rows.map((r) => r.arch))];
+  if (arches.length > 1) {
+    throw new DomainError('invalid', 'arch_required', `${name} ${version} exists for several architectures (${arches.join(', ')}): name one with \`arch\``, {
+      errors: [{ loc: ['body', 'arch'], msg: `one of ${arches.join(', ')}` }],
+      arches,
+    });
+  }
+  return rows;
+}

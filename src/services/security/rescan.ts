@@ -1,0 +1,195 @@
+/**
+ * Rescan (DECISIONS §5): re-match stored packages against the current vulnerability data.
+ * - In the index (published, accepted_risk, exception): new findings requiring `block` →
+ *   quarantined; requiring `review` for CVEs not covered by the decision record → pending_review;
+ *   both leave the index (the pure rule is `rescanTransition`).
+ * - pending_review: a finding now requiring `block` → quarantined; no finding holding it any
+ *   more (advisory withdrawn or corrected) → published, as the upload would have done.
+ * - upgrade_required and quarantined: findings are refreshed, the status is a human's (or
+ *   permanent) and stays.
+ * Findings, counts, cve_status and the `cve:` reasons are always refreshed.
+ */
+import type { Logger } from 'pino';
+import type { AuditLog } from '../../adapters/audit/audit-log.js';
+import type { Db } from '../../adapters/db/index.js';
+import { findDistribution, isIndexed } from '../../domain/distributions.js';
+import { isoUtc, rescanTransition, slaDeadline, type AdvisoryLookup } from '../../domain/security/index.js';
+import { inspectedFromRow } from '../packages/lifecycle.js';
+import { normaliseRow, type PackageRow } from '../packages/package-store.js';
+import type { Actor } from './decisions.js';
+import { decisionOf } from './decisions.js';
+import { findingsJson, parseStoredFindings } from './findings-store.js';
+import { locatePackages, type PackageSelector } from './locate.js';
+import { notifyPendingReview, type SecurityNotifier } from './notices.js';
+import { packageRefOf, reasonsOf, withSlaDeadlines, worstHeldSeverity, type BuiltinCveScanner, type StoredFinding } from './scanner.js';
+import { PackageTransitions, type TransitionBatch } from './transitions.js';
+import type { VulnDatabase } from './vuln-db.js';
+
+/** Outcome for one package row. */
+export interface RescanOutcome {
+  distribution: string;
+  previous_status: string;
+  status: string;
+  cve_status: string;
+  changed: boolean;
+  reason: string | null;
+  counts: Record<string, number>;
+  findings: StoredFinding[];
+}
+
+/** Answer of POST .../rescan. */
+export interface RescanAnswer {
+  name: string;
+  package: string;
+  version: string;
+  arch: string;
+  status: string;
+  distributions: RescanOutcome[];
+}
+
+/** Summary of a whole-distribution rescan. */
+export interface DistributionRescanReport {
+  distribution: string;
+  packages: number;
+  changed: number;
+  status_changes: number;
+  failed: number;
+  seconds: number;
+}
+
+export interface RescanDeps {
+  db: Db;
+  scanner: BuiltinCveScanner;
+  vulnDb: VulnDatabase;
+  transitions: PackageTransitions;
+  audit: AuditLog;
+  notifier: SecurityNotifier;
+  appUrl: string;
+  log: Logger;
+}
+
+function withoutCveReasons(reasons: string): string[] {
+  return (JSON.parse(reasons) as string[]).filter((r) => !r.startsWith('cve: ') && !r.startsWith('rescan: '));
+}
+
+/** Keep the deadline a finding already had; new held findings count from now. */
+function carryDeadlines(previous: StoredFinding[], next: StoredFinding[], fresh: StoredFinding[]): StoredFinding[] {
+  const before = new Map(previous.map((f) => [f.cve_id, f.sla_deadline ?? null]));
+  return next.map((f, i) => ({ ...f, sla_deadline: before.get(f.cve_id) ?? fresh[i]!.sla_deadline ?? null }));
+}
+
+export class SecurityRescan {
+  constructor(private readonly deps: RescanDeps) {}
+
+  /** POST /security/packages/{name}/{version}/rescan. Null when no vulnerability database exists. */
+  async rescan(name: string, version: string, selector: PackageSelector, actor: Actor): Promise<RescanAnswer | null> {
+    if (!(await this.deps.vulnDb.everSynced())) return null;
+    const rows = await locatePackages(this.deps.db, name, version, selector);
+    const outcomes: RescanOutcome[] = [];
+    for (const row of rows) {
+      const outcome = await this.rescanRow(row);
+      if (outcome) outcomes.push(outcome);
+    }
+    const changes = outcomes.map((o) => `${o.distribution}: ${o.previous_status}->${o.status}`).join(', ');
+    const anyStatusChange = outcomes.some((o) => o.status !== o.previous_status);
+    await this.deps.audit.record({
+      action: 'RESCAN',
+      user: actor.username,
+      result: anyStatusChange ? 'WARNING' : 'SUCCESS',
+      package: name,
+      version,
+      detail: `arch=${rows[0]!.arch}; ${changes}; findings=${outcomes[0]?.findings.length ?? 0}`,
+      ip: actor.ip,
+    });
+    return { name, package: name, version, arch: rows[0]!.arch, status: outcomes.at(-1)?.status ?? rows[0]!.status, distributions: outcomes };
+  }
+
+  /** Rescan every package of a distribution with its ecosystem preloaded in memory. */
+  async rescanDistribution(codename: string, actor: Actor | null = null): Promise<DistributionRescanReport | null> {
+    const dist = findDistribution(codename);
+    if (!dist || !(await this.deps.vulnDb.everSynced())) return null;
+    const started = process.hrtime.bigint();
+    const lookup = await this.deps.vulnDb.ecosystemLookup(dist.osvEcosystem);
+    const rows = (await this.deps.db.selectFrom('packages').selectAll().where('distribution', '=', codename).orderBy('seq').execute()).map(normaliseRow);
+    let changed = 0;
+    let statusChanges = 0;
+    let failed = 0;
+    const batch = PackageTransitions.batch();
+    const now = new Date();
+    try {
+      for (const row of rows) {
+        try {
+          const outcome = await this.rescanRow(row, lookup, now, batch);
+          if (outcome?.changed) changed++;
+          if (outcome && outcome.status !== outcome.previous_status) statusChanges++;
+        } catch (error) {
+          // One package that cannot change state (a pool conflict) must not stop the others.
+          failed++;
+          this.deps.log.warn({ err: error, package: row.name, version: row.version, distribution: codename }, 'rescan of one package failed');
+        }
+      }
+    } finally {
+      await this.deps.transitions.flush(batch);
+    }
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    if (actor) {
+      await this.deps.audit.record({ action: 'RESCAN', user: actor.username, result: 'SUCCESS', detail: `distribution=${codename}; packages=${rows.length}; changed=${changed}; status_changes=${statusChanges}; failed=${failed}`, ip: actor.ip });
+    }
+    return { distribution: codename, packages: rows.length, changed, status_changes: statusChanges, failed, seconds };
+  }
+
+  /** Rescan one stored row and apply what follows; null when the database is empty. */
+  async rescanRow(row: PackageRow, lookup?: AdvisoryLookup, now = new Date(), batch?: TransitionBatch): Promise<RescanOutcome | null> {
+    const dist = findDistribution(row.distribution);
+    if (!dist) return null;
+    const result = await this.deps.scanner.scan(packageRefOf(inspectedFromRow(row)), dist, lookup, now);
+    if (!result) return null;
+    const { evaluation, policy } = result;
+    const previous = parseStoredFindings(row.findings).details;
+
+    let status = row.status;
+    let reason: string | null = null;
+    if (isIndexed(row.status)) {
+      const decision = row.status === 'published' ? null : await decisionOf(this.deps.db, row.name, row.version, row.arch);
+      const t = rescanTransition({ status: row.status, covered_cve_ids: decision?.covered_cve_ids ?? [] }, evaluation);
+      if (t) {
+        status = t.new_status;
+        reason = t.reason;
+      }
+    } else if (row.status === 'pending_review') {
+      if (evaluation.action === 'block') {
+        status = 'quarantined';
+        reason = 'rescan: a finding now requires block';
+      } else if (evaluation.outcome_status === 'published') {
+        status = 'published';
+        reason = null;
+      }
+    }
+
+    const entersReview = status === 'pending_review' && row.status !== 'pending_review';
+    const fresh = withSlaDeadlines(result.findings, policy, now);
+    const findings = status === 'pending_review' && !entersReview ? carryDeadlines(previous, result.findings, fresh) : status === 'pending_review' ? fresh : result.findings;
+    const slaDeadlineValue = entersReview
+      ? (slaDeadline(worstHeldSeverity(findings), policy, now)?.toISOString() ?? null)
+      : status === 'pending_review' || status === 'upgrade_required' ? row.sla_deadline : null;
+    const reasons = [...withoutCveReasons(row.reasons), ...reasonsOf(findings), ...(reason ? [reason] : [])];
+    const sla = slaDeadlineValue ? isoUtc(new Date(slaDeadlineValue)) : null;
+
+    const unchanged = status === row.status && findingsJson(findings) === row.findings && evaluation.cve_status === row.cve_status && sla === row.sla_deadline;
+    let updated = row;
+    if (!unchanged) {
+      updated = await this.deps.transitions.apply(row, { status, cve_status: evaluation.cve_status, sla_deadline: sla, reasons, findings }, batch);
+      if (entersReview) notifyPendingReview(this.deps.notifier, updated, 'rescan', this.deps.appUrl);
+    }
+    return {
+      distribution: row.distribution,
+      previous_status: row.status,
+      status: updated.status,
+      cve_status: evaluation.cve_status,
+      changed: !unchanged,
+      reason,
+      counts: { ...evaluation.counts },
+      findings,
+    };
+  }
+}

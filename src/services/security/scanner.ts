@@ -1,0 +1,154 @@
+/**
+ * The built-in CVE scanner (DECISIONS §4, §6): match a package against the advisories of its
+ * distribution's OSV ecosystem, enrich with EPSS/KEV (24 h rule), apply the CVE policy.
+ * `assess` is what the upload pipeline calls; `scan` is shared with rescans.
+ */
+import type { Metrics } from '../../adapters/metrics/metrics.js';
+import type { Distribution } from '../../domain/distributions.js';
+import type { InspectedPackage } from '../../domain/package.js';
+import {
+  advisoryLookupFromRows,
+  enrich,
+  evaluatePolicy,
+  slaDeadline,
+  isoUtc,
+  matchPackage,
+  type AdvisoryLookup,
+  type CvePolicy,
+  type Finding,
+  type PackageRef,
+  type PolicyAction,
+  type PolicyEvaluation,
+  type Severity,
+} from '../../domain/security/index.js';
+import { matchIdentities } from '../../domain/security/matcher.js';
+import { worseSeverity } from '../../domain/security/types.js';
+import type { CveAssessment, CveScanner } from '../pipeline/deps.js';
+import type { SettingsSnapshot } from '../settings.js';
+import type { VulnDatabase } from './vuln-db.js';
+
+/**
+ * A finding as stored with a package: the domain finding, the action the policy gave it and, for
+ * findings that hold the package (review/block), the review deadline its severity's SLA sets.
+ */
+export type StoredFinding = Finding & { action: PolicyAction; sla_deadline?: string | null };
+
+/** Result of one scan. */
+export interface ScanResult {
+  findings: StoredFinding[];
+  evaluation: PolicyEvaluation;
+  policy: CvePolicy;
+}
+
+interface SettingsSource {
+  all(): Promise<SettingsSnapshot>;
+}
+
+/** The package as the matcher sees it (deb: source name/version; rpm: epoch and SOURCERPM). */
+export function packageRefOf(pkg: Pick<InspectedPackage, 'format' | 'name' | 'version' | 'arch' | 'sourceName' | 'sourceVersion' | 'metadata'>): PackageRef {
+  if (pkg.format === 'deb') {
+    // The reader fills sourceVersion with the binary version when `Source:` gives none; passing
+    // it on would defeat the binNMU rule (1.2-3+b1 is built from source 1.2-3).
+    const explicit = pkg.sourceVersion && pkg.sourceVersion !== pkg.version ? pkg.sourceVersion : null;
+    return { format: 'deb', name: pkg.name, version: pkg.version, arch: pkg.arch, source_name: pkg.sourceName || null, source_version: explicit };
+  }
+  const meta = pkg.metadata as { epoch?: number | null; sourceRpm?: string | null };
+  return { format: 'rpm', name: pkg.name, version: pkg.version, arch: pkg.arch, epoch: meta.epoch ?? null, sourcerpm: meta.sourceRpm || null };
+}
+
+/** The policy the settings describe (DECISIONS §5 body shape). */
+export function policyFromSettings(s: Pick<SettingsSnapshot, 'cve_policy' | 'sla_days'>): CvePolicy {
+  return { ...s.cve_policy, sla_days: { ...s.sla_days } };
+}
+
+/** Worst severity among findings whose action holds the package (review or block). */
+export function worstHeldSeverity(findings: readonly StoredFinding[]): Severity | null {
+  let worst: Severity | null = null;
+  for (const f of findings) {
+    if (f.action !== 'review' && f.action !== 'block') continue;
+    worst = worst === null ? f.severity : worseSeverity(worst, f.severity);
+  }
+  return worst;
+}
+
+/** Findings with the SLA deadline of each held finding, counted from `from` (entry into review). */
+export function withSlaDeadlines(findings: readonly StoredFinding[], policy: CvePolicy, from: Date): StoredFinding[] {
+  return findings.map((f) => {
+    const held = f.action === 'review' || f.action === 'block';
+    const deadline = held ? slaDeadline(f.severity, policy, from) : null;
+    return { ...f, sla_deadline: deadline ? isoUtc(deadline) : null };
+  });
+}
+
+/** The reason lines an upload result and the review queue show, e.g. `cve: CVE-2024-1234 critical (policy review)`. */
+export function reasonsOf(findings: readonly StoredFinding[]): string[] {
+  return findings
+    .filter((f) => f.action !== 'allow')
+    .map((f) => `cve: ${f.cve_id} ${f.severity} (${f.in_kev === true ? 'KEV, ' : ''}policy ${f.action})`);
+}
+
+function summaryMessage(findings: readonly StoredFinding[], evaluation: PolicyEvaluation): string {
+  if (findings.length === 0) return 'no known vulnerabilities';
+  const parts = (Object.entries(evaluation.counts) as Array<[Severity, number]>).filter(([, n]) => n > 0).map(([s, n]) => `${n} ${s}`);
+  const kev = findings.filter((f) => f.in_kev === true).length;
+  const verdict = { block: 'blocked by policy', review: 'held for review', warn: 'published with warnings', allow: 'allowed by policy' }[evaluation.action];
+  return `${findings.length} finding(s) (${parts.join(', ')}${kev ? `, ${kev} in KEV` : ''}): ${verdict}`;
+}
+
+export class BuiltinCveScanner implements CveScanner {
+  constructor(
+    private readonly vulnDb: VulnDatabase,
+    private readonly settings: SettingsSource,
+    private readonly metrics: Pick<Metrics, 'cveFindings'>,
+  ) {}
+
+  /** Pipeline entry point: null when no vulnerability database was ever synced (step skipped). */
+  async assess(pkg: InspectedPackage, dist: Distribution): Promise<CveAssessment | null> {
+    const result = await this.scan(packageRefOf(pkg), dist);
+    if (!result) return null;
+    return this.assessmentOf(result);
+  }
+
+  /** The pipeline's view of a scan result. */
+  assessmentOf(result: ScanResult, now = new Date()): CveAssessment {
+    const { findings, evaluation, policy } = result;
+    const deadline = evaluation.outcome_status === 'pending_review' ? slaDeadline(worstHeldSeverity(findings), policy, now) : null;
+    return {
+      outcome: evaluation.outcome_status,
+      cveStatus: evaluation.cve_status,
+      counts: { ...evaluation.counts },
+      findings: deadline ? withSlaDeadlines(findings, policy, now) : findings,
+      reasons: reasonsOf(findings),
+      slaDeadline: deadline ? isoUtc(deadline) : null,
+      message: summaryMessage(findings, evaluation),
+    };
+  }
+
+  /**
+   * Match, enrich and evaluate one package; null when no database was ever synced. `lookup`
+   * (an ecosystem preloaded in memory) spares a query per package when rescanning many.
+   */
+  async scan(ref: PackageRef, dist: Distribution, lookup?: AdvisoryLookup, now = new Date()): Promise<ScanResult | null> {
+    if (!(await this.vulnDb.everSynced())) return null;
+    const ecosystem = dist.osvEcosystem;
+    const advisories = lookup ?? advisoryLookupFromRows(await this.vulnDb.advisoriesFor(ecosystem, matchIdentities(ref).map((i) => i.name)));
+    const matched = matchPackage(ref, ecosystem, advisories);
+    const settings = await this.settings.all();
+    const policy = policyFromSettings(settings);
+    let enriched = matched;
+    if (matched.length > 0) {
+      const lookups = await this.vulnDb.enrichmentFor(matched.map((f) => f.cve_id));
+      const times = await this.vulnDb.enrichmentTimes();
+      // KEV freshness follows the KEV feed; EPSS is kept whenever it was ever loaded (enrich.ts).
+      enriched = enrich(matched, lookups.epss, lookups.kev, { now, epssKevFetchedAt: times.kev }).map((f) => {
+        if (times.epss === null) return { ...f, epss: null, epss_percentile: null };
+        const e = lookups.epss.get(f.cve_id);
+        return { ...f, epss: e ? e.epss : null, epss_percentile: e ? e.percentile : null };
+      });
+    }
+    const evaluation = evaluatePolicy(enriched, policy, { kevAction: settings.kev_action });
+    const findings: StoredFinding[] = enriched.map((f, i) => ({ ...f, action: evaluation.finding_actions[i]!.action }));
+    for (const f of findings) this.metrics.cveFindings.inc({ severity: f.severity });
+    return { findings, evaluation, policy };
+  }
+}

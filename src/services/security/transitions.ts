@@ -1,0 +1,132 @@
+/**
+ * Applying a package status change with its effects on the published repository: a package that
+ * enters the index has its file hard-linked into the pool first, then its row and the
+ * distribution's generation change in one transaction, then the index is re-signed; a package
+ * that leaves the index is re-signed out first and its pool file removed afterwards (when no
+ * other indexed row uses it); a quarantined package's file moves to the quarantine area.
+ */
+import type { Transaction } from 'kysely';
+import type { Logger } from 'pino';
+import type { Db } from '../../adapters/db/index.js';
+import type { Database } from '../../adapters/db/schema.js';
+import { INDEXED_STATUSES, isIndexed } from '../../domain/distributions.js';
+import { DomainError } from '../../domain/errors.js';
+import type { PackageFileStore } from '../packages/file-store.js';
+import { bumpGeneration, countReferences, type PackageRow } from '../packages/package-store.js';
+import type { Publisher } from '../publishing/publisher.js';
+import { isoUtc } from '../time.js';
+import { findingsJson, writeFindingRows } from './findings-store.js';
+import type { StoredFinding } from './scanner.js';
+
+/** What changes with the status (fields left undefined are kept). */
+export interface StatusChange {
+  status: string;
+  cve_status?: string;
+  sla_deadline?: string | null;
+  reasons?: string[];
+  findings?: StoredFinding[];
+  /** Extra writes made in the same transaction (the decision record). */
+  alsoInTransaction?: (trx: Transaction<Database>) => Promise<void>;
+}
+
+/**
+ * Deferred repository effects of many transitions (a whole-distribution rescan): each index is
+ * re-signed once at the end instead of after every package, then pool files are removed.
+ */
+export interface TransitionBatch {
+  publish: Set<string>;
+  unpublish: PackageRow[];
+}
+
+export interface TransitionDeps {
+  db: Db;
+  files: PackageFileStore;
+  publisher: Publisher;
+  log: Logger;
+}
+
+/** Applies status changes to package rows with their repository effects. */
+export class PackageTransitions {
+  constructor(private readonly deps: TransitionDeps) {}
+
+  /** A batch for `apply(…, batch)`; finish it with `flush`. */
+  static batch(): TransitionBatch {
+    return { publish: new Set(), unpublish: [] };
+  }
+
+  /** Re-sign every index the batch touched, then remove pool files no indexed row uses. */
+  async flush(batch: TransitionBatch): Promise<void> {
+    for (const codename of batch.publish) await this.deps.publisher.request(codename);
+    // One query per chunk for the paths still published by some row, instead of one per package.
+    const paths = [...new Set(batch.unpublish.map((r) => r.pool_path))];
+    for (let i = 0; i < paths.length; i += 500) {
+      const chunk = paths.slice(i, i + 500);
+      const used = await this.deps.db.selectFrom('packages').select('pool_path').where('pool_path', 'in', chunk).where('status', 'in', [...INDEXED_STATUSES]).execute();
+      const stillUsed = new Set(used.map((u) => u.pool_path));
+      for (const path of chunk) if (!stillUsed.has(path)) await this.deps.files.unpublish(path);
+    }
+    batch.publish.clear();
+    batch.unpublish.length = 0;
+  }
+
+  /** Apply `change` to `row`; returns the updated row. With a batch, re-signing waits for `flush`. */
+  async apply(row: PackageRow, change: StatusChange, batch?: TransitionBatch): Promise<PackageRow> {
+    const { db, files, publisher } = this.deps;
+    const wasIndexed = isIndexed(row.status);
+    const willBeIndexed = isIndexed(change.status);
+    if (willBeIndexed && !wasIndexed) {
+      const other = await db.selectFrom('packages').select(['sha256', 'distribution']).where('pool_path', '=', row.pool_path).where('sha256', '!=', row.sha256).where('status', 'in', ['published', 'accepted_risk', 'exception']).executeTakeFirst();
+      if (other) {
+        throw new DomainError('conflict', 'pool_conflict', `${row.pool_path} already holds different content (published in ${other.distribution})`, {
+          existing_sha256: other.sha256,
+          incoming_sha256: row.sha256,
+        });
+      }
+      if (!(await files.has(row.sha256))) throw new DomainError('conflict', 'file_missing', `the stored file of ${row.name} ${row.version} is missing (sha256 ${row.sha256})`);
+      await files.publish(row.sha256, row.pool_path);
+    }
+    const updated: PackageRow = {
+      ...row,
+      status: change.status,
+      cve_status: change.cve_status ?? row.cve_status,
+      sla_deadline: change.sla_deadline === undefined ? row.sla_deadline : change.sla_deadline,
+      reasons: change.reasons ? JSON.stringify(change.reasons) : row.reasons,
+      findings: change.findings ? findingsJson(change.findings) : row.findings,
+      updated_at: isoUtc(),
+    };
+    await db.transaction().execute(async (trx) => {
+      await trx
+        .updateTable('packages')
+        .set({ status: updated.status, cve_status: updated.cve_status, sla_deadline: updated.sla_deadline, reasons: updated.reasons, findings: updated.findings, updated_at: updated.updated_at })
+        .where('id', '=', row.id)
+        .execute();
+      if (change.findings) await writeFindingRows(trx, row.id, change.findings);
+      if (wasIndexed !== willBeIndexed) await bumpGeneration(trx, row.distribution);
+      await change.alsoInTransaction?.(trx);
+    });
+    if (batch) {
+      if (wasIndexed !== willBeIndexed) batch.publish.add(row.distribution);
+      if (wasIndexed && !willBeIndexed) batch.unpublish.push(row);
+    } else {
+      if (wasIndexed !== willBeIndexed) await publisher.request(row.distribution);
+      if (wasIndexed && !willBeIndexed && (await countReferences(db, 'pool_path', row.pool_path, true)) === 0) await files.unpublish(row.pool_path);
+    }
+    if (change.status === 'quarantined' && row.status !== 'quarantined') await this.quarantineFile(row);
+    return updated;
+  }
+
+  /** Move (or copy, when another row still uses the bytes) the file into the quarantine area. */
+  private async quarantineFile(row: PackageRow): Promise<void> {
+    try {
+      if (!(await this.deps.files.has(row.sha256))) return; // already in quarantine (antivirus) or gone
+      const otherUsers = (await countReferences(this.deps.db, 'sha256', row.sha256)) - 1;
+      const othersOutsideQuarantine = otherUsers > 0
+        ? Number((await this.deps.db.selectFrom('packages').select((eb) => eb.fn.countAll().as('n')).where('sha256', '=', row.sha256).where('id', '!=', row.id).where('status', '!=', 'quarantined').executeTakeFirst())?.n ?? 0)
+        : 0;
+      await this.deps.files.quarantine(row.sha256, othersOutsideQuarantine > 0);
+    } catch (error) {
+      // The status change stands; the file's place is repaired by a later quarantine or sync.
+      this.deps.log.error({ err: error, package: row.name, version: row.version }, 'could not move the file to quarantine');
+    }
+  }
+}

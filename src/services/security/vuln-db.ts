@@ -1,0 +1,142 @@
+/**
+ * Read side of the built-in vulnerability database (DECISIONS §6): advisories by ecosystem and
+ * package name, EPSS scores and KEV membership for a set of CVEs, and the database's state (was
+ * it ever synced, how old is it). The write side is feed-sync.ts.
+ */
+import type { Db } from '../../adapters/db/index.js';
+import type { AdvisoryLookup, AdvisoryRow, EpssEntry, EpssLookup, KevLookup } from '../../domain/security/index.js';
+
+/** Feed kinds stored in vuln_feed_state. */
+export type FeedKind = 'osv' | 'epss' | 'kev';
+
+/** Summary of the database for health, metrics and the posture endpoint. */
+export interface VulnDbStatus {
+  /** True once at least one OSV feed was loaded. */
+  configured: boolean;
+  advisories: number;
+  /** Oldest confirmation time among the loaded OSV feeds (the database is as old as its oldest feed). */
+  synced_at: string | null;
+  age_seconds: number | null;
+  epss_fetched_at: string | null;
+  kev_fetched_at: string | null;
+}
+
+/** How long the "was it ever synced" answer is cached (other replicas sync too). */
+const STATE_CACHE_MS = 5000;
+/** SQL parameter lists are bounded; larger CVE sets are queried in chunks. */
+const IN_CHUNK = 500;
+
+interface FeedTimes {
+  osvLoaded: boolean;
+  oldestOsvFetch: string | null;
+  epssFetchedAt: string | null;
+  kevFetchedAt: string | null;
+}
+
+/** Parse a stored advisory; a row that does not parse (a bug or a manual edit) is skipped. */
+function parseAdvisory(data: string): AdvisoryRow | null {
+  try {
+    return JSON.parse(data) as AdvisoryRow;
+  } catch {
+    return null;
+  }
+}
+
+function chunks<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+export class VulnDatabase {
+  private times: { at: number; value: FeedTimes } | null = null;
+
+  constructor(private readonly db: Db) {}
+
+  /** Forget cached state (after a sync). */
+  invalidate(): void {
+    this.times = null;
+  }
+
+  private async feedTimes(): Promise<FeedTimes> {
+    if (this.times && Date.now() - this.times.at < STATE_CACHE_MS) return this.times.value;
+    const rows = await this.db.selectFrom('vuln_feed_state').select(['kind', 'fetched_at', 'loaded_at']).execute();
+    const osv = rows.filter((r) => r.kind === 'osv' && r.loaded_at !== null);
+    const fetches = osv.map((r) => r.fetched_at ?? r.loaded_at!).sort();
+    const value: FeedTimes = {
+      osvLoaded: osv.length > 0,
+      oldestOsvFetch: fetches[0] ?? null,
+      epssFetchedAt: rows.find((r) => r.kind === 'epss' && r.loaded_at !== null)?.fetched_at ?? null,
+      kevFetchedAt: rows.find((r) => r.kind === 'kev' && r.loaded_at !== null)?.fetched_at ?? null,
+    };
+    this.times = { at: Date.now(), value };
+    return value;
+  }
+
+  /** True once an OSV feed has been loaded: before that the scanner cannot scan. */
+  async everSynced(): Promise<boolean> {
+    return (await this.feedTimes()).osvLoaded;
+  }
+
+  /** When EPSS and KEV were last confirmed current (null = never loaded). */
+  async enrichmentTimes(): Promise<{ epss: Date | null; kev: Date | null }> {
+    const t = await this.feedTimes();
+    return { epss: t.epssFetchedAt ? new Date(t.epssFetchedAt) : null, kev: t.kevFetchedAt ? new Date(t.kevFetchedAt) : null };
+  }
+
+  /** Advisory rows of `ecosystem` naming any of `names`. */
+  async advisoriesFor(ecosystem: string, names: readonly string[]): Promise<AdvisoryRow[]> {
+    const unique = [...new Set(names)];
+    if (unique.length === 0) return [];
+    const rows = await this.db
+      .selectFrom('vuln_advisories')
+      .select('data')
+      .where('ecosystem', '=', ecosystem)
+      .where('package_name', 'in', unique)
+      .execute();
+    return rows.map((r) => parseAdvisory(r.data)).filter((r): r is AdvisoryRow => r !== null);
+  }
+
+  /** Every advisory of an ecosystem, indexed in memory (for rescanning many packages at once). */
+  async ecosystemLookup(ecosystem: string): Promise<AdvisoryLookup> {
+    const index = new Map<string, AdvisoryRow[]>();
+    const rows = await this.db.selectFrom('vuln_advisories').select(['package_name', 'data']).where('ecosystem', '=', ecosystem).execute();
+    for (const r of rows) {
+      const row = parseAdvisory(r.data);
+      if (!row) continue;
+      const list = index.get(r.package_name);
+      if (list) list.push(row);
+      else index.set(r.package_name, [row]);
+    }
+    return { byPackage: (eco, name) => (eco === ecosystem ? (index.get(name) ?? []) : []) };
+  }
+
+  /** EPSS and KEV lookups preloaded for `cveIds`. */
+  async enrichmentFor(cveIds: readonly string[]): Promise<{ epss: EpssLookup; kev: KevLookup }> {
+    const epss = new Map<string, EpssEntry>();
+    const kev = new Set<string>();
+    for (const part of chunks([...new Set(cveIds)], IN_CHUNK)) {
+      const e = await this.db.selectFrom('vuln_epss').selectAll().where('cve_id', 'in', part).execute();
+      for (const row of e) epss.set(row.cve_id, { epss: Number(row.epss), percentile: Number(row.percentile) });
+      const k = await this.db.selectFrom('vuln_kev').select('cve_id').where('cve_id', 'in', part).execute();
+      for (const row of k) kev.add(row.cve_id);
+    }
+    return { epss: { get: (id) => epss.get(id) }, kev: { has: (id) => kev.has(id) } };
+  }
+
+  /** Database summary (health `grype`, metric tollgate_grype_db_age_seconds, posture). */
+  async status(now = new Date()): Promise<VulnDbStatus> {
+    this.invalidate();
+    const t = await this.feedTimes();
+    const count = await this.db.selectFrom('vuln_advisories').select((eb) => eb.fn.countAll().as('n')).executeTakeFirst();
+    const syncedAt = t.oldestOsvFetch;
+    return {
+      configured: t.osvLoaded,
+      advisories: Number(count?.n ?? 0),
+      synced_at: syncedAt,
+      age_seconds: syncedAt ? Math.max(0, Math.round((now.getTime() - Date.parse(syncedAt)) / 1000)) : null,
+      epss_fetched_at: t.epssFetchedAt,
+      kev_fetched_at: t.kevFetchedAt,
+    };
+  }
+}

@@ -1,0 +1,182 @@
+import { randomUUID } from 'node:crypto';
+import { rm } from 'node:fs/promises';
+import type { AuditLog } from '../adapters/audit/audit-log.js';
+import type { Metrics } from '../adapters/metrics/metrics.js';
+import type { HashedTempFile } from '../adapters/storage/hash-stream.js';
+import { findDistribution } from '../domain/distributions.js';
+import { DomainError } from '../domain/errors.js';
+import { pipelineSummary, runPipeline } from '../domain/pipeline/runner.js';
+import { noFindings, type PipelineObserver, type StepResult, type UploadState } from '../domain/pipeline/types.js';
+import { handlerFor } from './formats/index.js';
+import { insertPackage, nextSeq, packageById, type PackageRow } from './packages/package-store.js';
+import { antivirusStep } from './pipeline/antivirus.js';
+import { cveStep } from './pipeline/cve.js';
+import { dependenciesStep } from './pipeline/dependencies.js';
+import type { PipelineDeps } from './pipeline/deps.js';
+import { formatStep } from './pipeline/format.js';
+import { provenanceStep } from './pipeline/provenance.js';
+import { signatureStep } from './pipeline/signature.js';
+import { isoUtc } from './time.js';
+
+export interface UploadInput {
+  distribution: string;
+  file: HashedTempFile;
+  claimedSha256: string | null;
+  user: string | null;
+  ip: string | null;
+}
+
+/** The upload answer body (DECISIONS §4, the union of both forms). */
+export interface UploadResult {
+  status: string;
+  name: string | null;
+  package: string | null;
+  version: string | null;
+  arch: string | null;
+  distribution: string;
+  sha256: string;
+  size: number;
+  cve_status: string | null;
+  pipeline: Record<string, string>;
+  steps: Array<{ name: string; status: string; message: string }>;
+  findings: Record<string, number>;
+  reasons: string[];
+}
+
+export interface UploadAnswer {
+  httpStatus: 200 | 201 | 422;
+  body: UploadResult;
+}
+
+/** The answer for a package already stored: what its upload reported, with its current status. */
+export function storedResult(row: PackageRow): UploadResult {
+  const steps = JSON.parse(row.pipeline) as StepResult[];
+  const findings = JSON.parse(row.findings) as { counts?: Record<string, number> };
+  return {
+    status: row.status,
+    name: row.name,
+    package: row.name,
+    version: row.version,
+    arch: row.arch,
+    distribution: row.distribution,
+    sha256: row.sha256,
+    size: row.size,
+    cve_status: row.cve_status,
+    pipeline: pipelineSummary(steps),
+    steps: steps.map(({ name, status, message }) => ({ name, status, message })),
+    findings: findings.counts ?? { ...noFindings() },
+    reasons: JSON.parse(row.reasons) as string[],
+  };
+}
+
+/** Told about every package an upload stored (not duplicates): the security service indexes its findings and notifies a review. */
+export type UploadStoredListener = (stored: { packageId: string; body: UploadResult; user: string | null }) => Promise<void>;
+
+/** receive → validate (the six steps) → store → decide status → publish → audit. */
+export class UploadService {
+  private readonly storedListeners: UploadStoredListener[] = [];
+
+  /** Registers a listener called after a package is stored and audited; its failures are logged, never thrown. */
+  onStored(listener: UploadStoredListener): void {
+    this.storedListeners.push(listener);
+  }
+
+  constructor(
+    private readonly deps: Omit<PipelineDeps, 'uploadedBy'>,
+    private readonly audit: AuditLog,
+    private readonly metrics: Metrics,
+  ) {}
+
+  async upload(input: UploadInput, observer: PipelineObserver = {}): Promise<UploadAnswer> {
+    const distribution = findDistribution(input.distribution);
+    if (!distribution) {
+      await rm(input.file.path, { force: true });
+      throw new DomainError('invalid', 'unknown_distribution', `Unknown distribution ${input.distribution}`);
+    }
+    const deps: PipelineDeps = { ...this.deps, uploadedBy: input.user };
+    const signature = signatureStep(deps);
+    const state: UploadState = {
+      distribution,
+      path: input.file.path,
+      file: { size: input.file.size, md5: input.file.md5, sha1: input.file.sha1, sha256: input.file.sha256, sha512: input.file.sha512 },
+      claimedSha256: input.claimedSha256?.toLowerCase() ?? null,
+      pkg: null,
+      outcome: null,
+      cveStatus: 'not_scanned',
+      findings: noFindings(),
+      findingDetails: [],
+      reasons: [],
+      slaDeadline: null,
+      duplicateOf: null,
+    };
+    try {
+      const steps = [formatStep, provenanceStep(deps), antivirusStep(deps), cveStep(deps), signature, dependenciesStep(deps)];
+      const run = await runPipeline(steps, state, observer);
+      if (state.duplicateOf) {
+        const row = await packageById(this.deps.db, state.duplicateOf);
+        return { httpStatus: 200, body: storedResult(row!) };
+      }
+      let storedId = signature.storedId(state);
+      if (state.outcome === 'quarantined' && !storedId) storedId = await this.storeQuarantined(state, input.user);
+      if (storedId) {
+        await this.deps.db.updateTable('packages').set({ pipeline: JSON.stringify(run.steps), reasons: JSON.stringify(state.reasons) }).where('id', '=', storedId).execute();
+      }
+      const body = this.answer(state, run.steps);
+      await this.record(input, body);
+      if (storedId) {
+        for (const listener of this.storedListeners) {
+          await listener({ packageId: storedId, body, user: input.user }).catch((err: unknown) => this.deps.log.error({ err, package: body.name }, 'upload listener failed'));
+        }
+      }
+      return { httpStatus: body.status === 'rejected' ? 422 : 201, body };
+    } finally {
+      // Whatever was not moved into the store or quarantine is not kept.
+      await rm(input.file.path, { force: true });
+    }
+  }
+
+  /** A detected or blocked package keeps its file in quarantine and its row for review. */
+  private async storeQuarantined(state: UploadState, user: string | null): Promise<string> {
+    const pkg = state.pkg!;
+    const handler = handlerFor(pkg.format);
+    await this.deps.files.quarantineTemp(state.path, state.file.sha256);
+    const poolPath = handler.poolPath(pkg, state.distribution);
+    const now = isoUtc();
+    const row: PackageRow = {
+      id: randomUUID(), distribution: state.distribution.codename, format: pkg.format, name: pkg.name, version: pkg.version, arch: pkg.arch,
+      status: 'quarantined', cve_status: state.cveStatus, ...state.file, filename: pkg.repositoryFilename, pool_path: poolPath,
+      source_name: pkg.sourceName, source_version: pkg.sourceVersion, metadata: JSON.stringify(pkg.metadata),
+      index_entry: handler.indexEntry(pkg, state.file, poolPath, Math.floor(Date.now() / 1000)), relations: JSON.stringify(pkg.relations),
+      files: JSON.stringify(pkg.files), pipeline: '[]', findings: JSON.stringify({ counts: state.findings, details: state.findingDetails }),
+      reasons: JSON.stringify(state.reasons), uploaded_by: user, sla_deadline: null, seq: nextSeq(), created_at: now, updated_at: now,
+    };
+    await this.deps.db.transaction().execute((trx) => insertPackage(trx, row, []));
+    return row.id;
+  }
+
+  private answer(state: UploadState, steps: StepResult[]): UploadResult {
+    const pkg = state.pkg;
+    return {
+      status: state.outcome ?? 'rejected',
+      name: pkg?.name ?? null,
+      package: pkg?.name ?? null,
+      version: pkg?.version ?? null,
+      arch: pkg?.arch ?? null,
+      distribution: state.distribution.codename,
+      sha256: state.file.sha256,
+      size: state.file.size,
+      cve_status: state.cveStatus,
+      pipeline: pipelineSummary(steps),
+      steps: steps.map(({ name, status, message }) => ({ name, status, message })),
+      findings: { ...state.findings },
+      reasons: state.reasons,
+    };
+  }
+
+  private async record(input: UploadInput, body: UploadResult): Promise<void> {
+    this.metrics.uploads.inc({ status: body.status });
+    const result = body.status === 'published' ? 'SUCCESS' : body.status === 'rejected' ? 'FAILURE' : 'WARNING';
+    const detail = `distribution=${body.distribution}; status=${body.status}; sha256=${body.sha256}${body.reasons.length ? `; reasons=${body.reasons.join(' | ')}` : ''}`;
+    await this.audit.record({ action: 'UPLOAD', user: input.user, result, package: body.name, version: body.version, detail, ip: input.ip });
+  }
+}

@@ -1,0 +1,62 @@
+import { execFile } from 'node:child_process';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+export interface CommandResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+async function exec(cmd: string, args: string[], cwd?: string): Promise<CommandResult> {
+  try {
+    const { stdout, stderr } = await run(cmd, args, { cwd, maxBuffer: 64 * 1024 * 1024 });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as { code?: number; stdout?: string; stderr?: string };
+    return { code: typeof e.code === 'number' ? e.code : 1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
+  }
+}
+
+/**
+ * A real apt-get confined to a folder: its own sources list, keyring (signed-by), state and cache,
+ * so the host's apt configuration and package database are never touched.
+ */
+export async function aptSandbox(dir: string) {
+  for (const sub of ['etc/sources.list.d', 'etc/preferences.d', 'etc/trusted.gpg.d', 'state/lists/partial', 'cache/archives/partial', 'downloads']) {
+    await mkdir(join(dir, sub), { recursive: true });
+  }
+  await writeFile(join(dir, 'state', 'status'), '');
+  const options = [
+    `Dir::Etc::SourceList=${join(dir, 'etc', 'sources.list')}`,
+    `Dir::Etc::SourceParts=${join(dir, 'etc', 'sources.list.d')}`,
+    `Dir::Etc::Preferences=${join(dir, 'etc', 'preferences')}`,
+    `Dir::Etc::PreferencesParts=${join(dir, 'etc', 'preferences.d')}`,
+    `Dir::Etc::Trusted=${join(dir, 'etc', 'trusted.gpg')}`,
+    `Dir::Etc::TrustedParts=${join(dir, 'etc', 'trusted.gpg.d')}`,
+    `Dir::State=${join(dir, 'state')}`,
+    `Dir::State::status=${join(dir, 'state', 'status')}`,
+    `Dir::Cache=${join(dir, 'cache')}`,
+    'APT::Architecture=amd64',
+    'APT::Architectures=amd64',
+    'APT::Sandbox::User=root',
+    'Acquire::Languages=none',
+    'Acquire::Retries=0',
+    'Debug::NoLocking=1',
+  ].flatMap((o) => ['-o', o]);
+  return {
+    dir,
+    async setSource(line: string) {
+      await writeFile(join(dir, 'etc', 'sources.list'), `${line}\n`);
+    },
+    update: () => exec('apt-get', [...options, '-q', 'update']),
+    download: (spec: string) => exec('apt-get', [...options, '-q', 'download', spec], join(dir, 'downloads')),
+    policy: (name: string) => exec('apt-cache', [...options, 'policy', name]),
+    show: (name: string) => exec('apt-cache', [...options, 'show', name]),
+  };
+}
+
+export { exec };
