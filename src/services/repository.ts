@@ -110,6 +110,7 @@ async function registerDistributions(db: Db): Promise<void> {
  */
 export async function publishStaleIndexes(repo: Repository, log: Logger): Promise<void> {
   try {
+    await repo.files.removeAbandonedTempFiles();
     await repo.keyring.ensureKey();
     for (const codename of await repo.publisher.stale()) await repo.publisher.request(codename);
   } catch (error) {

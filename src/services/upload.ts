@@ -8,7 +8,7 @@ import { DomainError } from '../domain/errors.js';
 import { pipelineSummary, runPipeline } from '../domain/pipeline/runner.js';
 import { noFindings, type PipelineObserver, type StepResult, type UploadState } from '../domain/pipeline/types.js';
 import { handlerFor } from './formats/index.js';
-import { insertPackage, nextSeq, packageById, type PackageRow } from './packages/package-store.js';
+import { insertPackage, packageById, type PackageRow } from './packages/package-store.js';
 import { antivirusStep } from './pipeline/antivirus.js';
 import { cveStep } from './pipeline/cve.js';
 import { dependenciesStep } from './pipeline/dependencies.js';
@@ -148,7 +148,7 @@ export class UploadService {
       source_name: pkg.sourceName, source_version: pkg.sourceVersion, metadata: JSON.stringify(pkg.metadata),
       index_entry: handler.indexEntry(pkg, state.file, poolPath, Math.floor(Date.now() / 1000)), relations: JSON.stringify(pkg.relations),
       files: JSON.stringify(pkg.files), pipeline: '[]', findings: JSON.stringify({ counts: state.findings, details: state.findingDetails }),
-      reasons: JSON.stringify(state.reasons), uploaded_by: user, sla_deadline: null, seq: nextSeq(), created_at: now, updated_at: now,
+      reasons: JSON.stringify(state.reasons), uploaded_by: user, sla_deadline: null, seq: 0, created_at: now, updated_at: now,
     };
     await this.deps.db.transaction().execute((trx) => insertPackage(trx, row, []));
     return row.id;

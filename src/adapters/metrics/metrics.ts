@@ -52,8 +52,8 @@ export class Metrics {
 
   readonly publishDuration = new Histogram({
     name: 'tollgate_publish_duration_seconds',
-    help: 'Time to regenerate and sign one distribution index',
-    labelNames: ['format'] as const,
+    help: 'Time to regenerate and sign one distribution index (mode: append or full)',
+    labelNames: ['format', 'mode'] as const,
     buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
     registers: [this.registry],
   });

@@ -4,8 +4,11 @@ import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { fsyncDir, isErrno, tempPathFor } from '../../adapters/storage/atomic.js';
 import { checkBlobPath } from '../../adapters/storage/fs-blob-store.js';
+import { listFilesRecursive } from '../../adapters/storage/list-files.js';
 
 const SHA256 = /^[0-9a-f]{64}$/;
+/** `tempPathFor` names: `.<name>.<pid>.<random>.tmp`. */
+const TEMP_FILE = /^\..+\.(\d+)\.[0-9a-f]{12}\.tmp$/;
 
 /**
  * Where package files live. Every accepted file is kept once, by SHA-256, in `store/` (not served);
@@ -28,6 +31,30 @@ export class PackageFileStore {
 
   async init(): Promise<void> {
     for (const dir of [this.storeDir, this.repoDir, this.quarantineDir, this.tempDir]) await mkdir(dir, { recursive: true });
+  }
+
+  /**
+   * Temp files a killed process left behind (an upload being received, an index being written):
+   * never served (dotfiles), never referenced, removed at start-up when their writer is gone.
+   */
+  async removeAbandonedTempFiles(): Promise<void> {
+    const abandoned = (name: string) => {
+      const m = TEMP_FILE.exec(name);
+      if (!m) return false;
+      const pid = Number(m[1]);
+      if (pid === process.pid) return false;
+      try {
+        process.kill(pid, 0);
+        return false;
+      } catch {
+        return true;
+      }
+    };
+    for (const dir of [this.repoDir, this.storeDir, this.tempDir]) {
+      for (const path of await listFilesRecursive(dir)) {
+        if (abandoned(path.slice(path.lastIndexOf('/') + 1))) await rm(path, { force: true });
+      }
+    }
   }
 
   private blobPath(sha256: string): string {
@@ -114,3 +141,4 @@ async function exists(path: string): Promise<boolean> {
     throw error;
   }
 }
+

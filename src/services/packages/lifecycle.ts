@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { readdir } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import type { Db } from '../../adapters/db/index.js';
+import { listFilesRecursive } from '../../adapters/storage/list-files.js';
 import { DISTRIBUTIONS, findDistribution, INDEXED_STATUSES, isIndexed, type Distribution } from '../../domain/distributions.js';
 import { DomainError } from '../../domain/errors.js';
 import type { InspectedPackage } from '../../domain/package.js';
@@ -9,7 +9,7 @@ import { handlerFor } from '../formats/index.js';
 import type { Publisher } from '../publishing/publisher.js';
 import { isoUtc } from '../time.js';
 import type { PackageFileStore } from './file-store.js';
-import { bumpGeneration, countReferences, deletePackageRow, findPackage, nextSeq, normaliseRow, type PackageRow } from './package-store.js';
+import { bumpGeneration, countReferences, deletePackageRow, findPackage, normaliseRow, type PackageRow } from './package-store.js';
 
 export interface PromoteResult {
   package: string;
@@ -95,10 +95,7 @@ export class PackageLifecycle {
     if (from === to) throw new DomainError('invalid', 'same_distribution', 'Source and target distribution are the same');
     const rows = await this.rows(name, { version, distribution: from, arch });
     if (rows.length === 0) throw new DomainError('not_found', 'package_not_found', `${name} ${version} is not in ${from}`);
-    const results = [];
-    for (const row of rows) results.push(await this.copy(row, target));
-    await this.publisher.request(to);
-    return results;
+    return this.copyAll(rows, target);
   }
 
   /** Copies packages (all, or the named ones) from one distribution to another; the source keeps them. */
@@ -112,22 +109,41 @@ export class PackageLifecycle {
     let q = this.db.selectFrom('packages').selectAll().where('distribution', '=', from);
     if (names) q = q.where('name', 'in', names.length ? names : ['']);
     const rows = (await q.orderBy('seq').execute()).map(normaliseRow);
-    const results = [];
-    for (const row of rows) results.push(await this.copy(row, target));
-    await this.publisher.request(to);
+    return this.copyAll(rows, target);
+  }
+
+  /**
+   * Copies the rows, all or nothing as far as conflicts go: every conflict is looked for before the
+   * first copy, so a refused promotion or migration leaves the target as it was. Whatever was
+   * copied is published even if a later copy fails (a concurrent upload winning a race).
+   */
+  private async copyAll(rows: PackageRow[], target: Distribution): Promise<PromoteResult[]> {
+    for (const row of rows) await this.conflictIn(row, target);
+    const results: PromoteResult[] = [];
+    try {
+      for (const row of rows) results.push(await this.copy(row, target));
+    } finally {
+      if (results.some((r) => r.result === 'copied')) await this.publisher.request(target.codename);
+    }
     return results;
   }
 
-  private async copy(row: PackageRow, target: Distribution): Promise<PromoteResult> {
-    const base = { package: row.name, version: row.version, arch: row.arch, from: row.distribution, to: target.codename, status: row.status };
+  /** The row already in the target with the same name/version/arch, if any; throws when its bytes differ. */
+  private async conflictIn(row: PackageRow, target: Distribution): Promise<PackageRow | undefined> {
     const existing = await findPackage(this.db, target.codename, row.name, row.version, row.arch);
-    if (existing) {
-      if (existing.sha256 === row.sha256) return { ...base, status: existing.status, result: 'already_present' };
+    if (existing && existing.sha256 !== row.sha256) {
       throw new DomainError('conflict', 'version_exists', `${row.name} ${row.version} (${row.arch}) already exists in ${target.codename} with different content`, {
         existing_sha256: existing.sha256,
         incoming_sha256: row.sha256,
       });
     }
+    return existing;
+  }
+
+  private async copy(row: PackageRow, target: Distribution): Promise<PromoteResult> {
+    const base = { package: row.name, version: row.version, arch: row.arch, from: row.distribution, to: target.codename, status: row.status };
+    const existing = await this.conflictIn(row, target);
+    if (existing) return { ...base, status: existing.status, result: 'already_present' };
     const handler = handlerFor(row.format as Distribution['format']);
     const pkg = inspectedFromRow(row);
     const poolPath = handler.poolPath(pkg, target);
@@ -139,11 +155,12 @@ export class PackageLifecycle {
       distribution: target.codename,
       pool_path: poolPath,
       index_entry: handler.relocateIndexEntry(row.index_entry, row.pool_path, poolPath),
-      seq: nextSeq(),
+      seq: 0,
       created_at: now,
       updated_at: now,
     };
     await this.db.transaction().execute(async (trx) => {
+      if (isIndexed(copy.status)) copy.seq = await bumpGeneration(trx, target.codename);
       await trx.insertInto('packages').values(copy).execute();
       await trx
         .insertInto('package_provides')
@@ -155,7 +172,6 @@ export class PackageLifecycle {
             .where('package_id', '=', row.id),
         )
         .execute();
-      if (isIndexed(copy.status)) await bumpGeneration(trx, target.codename);
     });
     return { ...base, result: 'copied' };
   }
@@ -180,7 +196,7 @@ export class PackageLifecycle {
       }
     }
     for (const top of ['apt/pool', 'rpm']) {
-      for (const file of await listFiles(join(this.files.repoDir, top))) {
+      for (const file of await listFilesRecursive(join(this.files.repoDir, top))) {
         const rel = relative(this.files.repoDir, file);
         if (/\.(deb|rpm)$/.test(rel) && !referenced.has(rel)) report.unreferenced_files.push(rel);
       }
@@ -194,18 +210,3 @@ export class PackageLifecycle {
   }
 }
 
-async function listFiles(dir: string): Promise<string[]> {
-  let entries;
-  try {
-    entries = await readdir(dir, { withFileTypes: true });
-  } catch {
-    return [];
-  }
-  const out: string[] = [];
-  for (const e of entries) {
-    const path = join(dir, e.name);
-    if (e.isDirectory()) out.push(...(await listFiles(path)));
-    else out.push(path);
-  }
-  return out;
-}

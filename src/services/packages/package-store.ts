@@ -7,13 +7,6 @@ import type { ProvideRow, ProvidesLookup } from '../formats/types.js';
 export type PackageRow = PackagesTable;
 type Executor = Db | Transaction<Database>;
 
-let lastSeq = 0;
-/** Monotonic insertion order, so a new package is listed after the ones before it. */
-export function nextSeq(): number {
-  lastSeq = Math.max(lastSeq + 1, Date.now() * 1000);
-  return lastSeq;
-}
-
 /** PostgreSQL returns bigint columns as strings; the rest of the code sees numbers. */
 export function normaliseRow(row: PackageRow): PackageRow {
   return { ...row, size: Number(row.size), seq: Number(row.seq) };
@@ -36,12 +29,28 @@ export async function packageById(db: Executor, id: string): Promise<PackageRow 
   return row && normaliseRow(row);
 }
 
-/** Marks a distribution's index out of date; the publisher records what it signed. */
-export async function bumpGeneration(db: Executor, codename: string): Promise<void> {
-  await db.updateTable('distributions').set((eb) => ({ generation: eb('generation', '+', 1) })).where('codename', '=', codename).execute();
+/**
+ * Marks a distribution's index out of date and returns its new generation. Inside a transaction
+ * this also locks the distribution row until commit, so generations are handed out in commit
+ * order: a package listed with generation N is committed before any with N+1 becomes visible.
+ */
+export async function bumpGeneration(db: Executor, codename: string): Promise<number> {
+  const row = await db
+    .updateTable('distributions')
+    .set((eb) => ({ generation: eb('generation', '+', 1) }))
+    .where('codename', '=', codename)
+    .returning('generation')
+    .executeTakeFirstOrThrow();
+  return Number(row.generation);
 }
 
+/**
+ * Inserts a package row (and what it provides). A package entering the index takes the new
+ * generation as its `seq`, so the index lists it after every package published before it and
+ * the publisher can append it instead of rewriting the index.
+ */
 export async function insertPackage(db: Executor, row: PackageRow, provides: ProvideRow[]): Promise<void> {
+  if (isIndexed(row.status)) row.seq = await bumpGeneration(db, row.distribution);
   await db.insertInto('packages').values(row).execute();
   if (provides.length) {
     await db
@@ -49,7 +58,6 @@ export async function insertPackage(db: Executor, row: PackageRow, provides: Pro
       .values(provides.map((p) => ({ package_id: row.id, distribution: row.distribution, kind: p.kind, name: p.name, version: p.version, flags: p.flags })))
       .execute();
   }
-  if (isIndexed(row.status)) await bumpGeneration(db, row.distribution);
 }
 
 export async function deletePackageRow(db: Executor, row: PackageRow): Promise<void> {

@@ -3,7 +3,7 @@ import { DomainError } from '../../domain/errors.js';
 import { isIndexed } from '../../domain/distributions.js';
 import type { PipelineStep, UploadState } from '../../domain/pipeline/types.js';
 import { handlerFor } from '../formats/index.js';
-import { findPackage, insertPackage, nextSeq, type PackageRow } from '../packages/package-store.js';
+import { findPackage, insertPackage, type PackageRow } from '../packages/package-store.js';
 import { isoUtc } from '../time.js';
 import type { PipelineDeps } from './deps.js';
 
@@ -34,7 +34,7 @@ function packageRow(state: UploadState, status: string, uploadedBy: string | nul
     reasons: JSON.stringify(state.reasons),
     uploaded_by: uploadedBy,
     sla_deadline: state.slaDeadline,
-    seq: nextSeq(),
+    seq: 0,
     created_at: now,
     updated_at: now,
   };

@@ -8,6 +8,15 @@ import { DomainError } from '../../domain/errors.js';
 import { isoUtc } from '../time.js';
 import type { IndexWriter } from './index-writer.js';
 
+interface Fingerprint {
+  count: number;
+  sum: number;
+  max: number;
+  mod: number;
+}
+
+const sameFingerprint = (a: Fingerprint, b: Fingerprint) => a.count === b.count && a.sum === b.sum && a.max === b.max && a.mod === b.mod;
+
 interface DistState {
   current: Promise<void> | null;
   next: Promise<void> | null;
@@ -67,42 +76,94 @@ export class Publisher {
     }
   }
 
+  /**
+   * What this process last published of a distribution: enough to tell whether the index has
+   * only grown since (then the writer appends) or changed otherwise (then it is rewritten).
+   */
+  private readonly published = new Map<string, { generation: number; fingerprint: Fingerprint }>();
+
+  private async fingerprint(db: Db, codename: string): Promise<Fingerprint> {
+    const row = await db
+      .selectFrom('packages')
+      .select([
+        (eb) => eb.fn.countAll().as('count'),
+        (eb) => eb.fn.sum<number>('seq').as('sum'),
+        (eb) => eb.fn.max<number>('seq').as('max'),
+        sql<number>`sum(seq % 65521)`.as('mod'),
+      ])
+      .where('distribution', '=', codename)
+      .where('status', 'in', INDEXED_STATUSES)
+      .executeTakeFirstOrThrow();
+    return { count: Number(row.count), sum: Number(row.sum ?? 0), max: Number(row.max ?? 0), mod: Number(row.mod ?? 0) };
+  }
+
   private async run(codename: string): Promise<void> {
     const dist = findDistribution(codename);
     if (!dist) throw new DomainError('not_found', 'unknown_distribution', `Unknown distribution ${codename}`);
     const started = process.hrtime.bigint();
     const signer = await this.signer();
+    const writer = this.writers[dist.format];
+    let mode: 'append' | 'full' = 'full';
     const work = async (db: Db) => {
-      const row = await db.selectFrom('distributions').select('generation').where('codename', '=', codename).executeTakeFirstOrThrow();
+      const row = await db.selectFrom('distributions').select(['generation', 'published_generation']).where('codename', '=', codename).executeTakeFirstOrThrow();
       const generation = Number(row.generation);
-      const entries = await db
-        .selectFrom('packages')
-        .select('index_entry')
-        .where('distribution', '=', codename)
-        .where('status', 'in', INDEXED_STATUSES)
-        .orderBy('seq')
-        .orderBy('id')
-        .execute();
-      await this.writers[dist.format].write(dist, entries.map((e) => e.index_entry), signer);
+      const current = await this.fingerprint(db, codename);
+      const last = this.published.get(codename);
+      let appended = false;
+      // Only what this process published itself can be extended, and only if nobody else published since.
+      if (last && writer.append && last.generation === Number(row.published_generation)) {
+        const fresh = await db
+          .selectFrom('packages')
+          .select(['seq', 'index_entry'])
+          .where('distribution', '=', codename)
+          .where('status', 'in', INDEXED_STATUSES)
+          .where('seq', '>', last.fingerprint.max)
+          .orderBy('seq')
+          .execute();
+        const expected = fresh.reduce(
+          (f, r) => ({ count: f.count + 1, sum: f.sum + Number(r.seq), max: Math.max(f.max, Number(r.seq)), mod: f.mod + (Number(r.seq) % 65521) }),
+          last.fingerprint,
+        );
+        const onlyAdditions = fresh.length > 0 && sameFingerprint(expected, current);
+        if (onlyAdditions) appended = await writer.append(dist, fresh.map((r) => r.index_entry), signer);
+      }
+      if (!appended) {
+        const entries = await db
+          .selectFrom('packages')
+          .select('index_entry')
+          .where('distribution', '=', codename)
+          .where('status', 'in', INDEXED_STATUSES)
+          .orderBy('seq')
+          .orderBy('id')
+          .execute();
+        await writer.write(dist, entries.map((e) => e.index_entry), signer);
+      }
+      mode = appended ? 'append' : 'full';
       await db
         .updateTable('distributions')
         .set({ published_generation: generation, published_at: isoUtc() })
         .where('codename', '=', codename)
-        .where('published_generation', '<', generation)
         .execute();
+      this.published.set(codename, { generation, fingerprint: current });
     };
-    if (this.dialect === 'postgres') {
-      // Replicas share the database: one publishes a distribution at a time.
-      await this.db.transaction().execute(async (trx) => {
-        await sql`select pg_advisory_xact_lock(hashtext(${`tollgate:publish:${codename}`}))`.execute(trx);
-        await work(trx);
-      });
-    } else {
-      await work(this.db);
+    try {
+      if (this.dialect === 'postgres') {
+        // Replicas share the database: one publishes a distribution at a time.
+        await this.db.transaction().execute(async (trx) => {
+          await sql`select pg_advisory_xact_lock(hashtext(${`tollgate:publish:${codename}`}))`.execute(trx);
+          await work(trx);
+        });
+      } else {
+        await work(this.db);
+      }
+    } catch (error) {
+      this.published.delete(codename);
+      writer.forget?.(codename);
+      throw error;
     }
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-    this.metrics.publishDuration.observe({ format: dist.format }, seconds);
-    this.log.debug({ codename, seconds }, 'index published');
+    this.metrics.publishDuration.observe({ format: dist.format, mode }, seconds);
+    this.log.debug({ codename, seconds, mode }, 'index published');
   }
 
   /** Distributions whose last change was not published (a crash, a failed run). */

@@ -1,0 +1,269 @@
+/**
+ * The three files of one APT index (Packages, Packages.gz, Packages.xz), kept so that adding
+ * packages only costs the new bytes: each file is an immutable `by-hash` object; a new
+ * generation copies the previous object and appends (a gzip member to .gz, a block inside the
+ * one xz stream to .xz), and the digests continue from saved hash states instead of re-reading.
+ */
+import { createHash, type Hash } from 'node:crypto';
+import { copyFile, link, mkdir, open, readdir, readFile, rename, rm, stat, truncate, utimes } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+import { gzip } from 'node:zlib';
+import { parseXzLayout, xzBlocksOf, xzIndexAndFooter, type XzBlockRecord } from '../../domain/repo/xz-container.js';
+import { fsyncDir, isErrno, tempPathFor, writeFileAtomic } from './atomic.js';
+import type { ContentDigests } from './hash-stream.js';
+import { compressXz, type XzOptions } from './xz.js';
+
+const gzipAsync = promisify(gzip);
+const ALGORITHMS = ['md5', 'sha1', 'sha256', 'sha512'] as const;
+export const BY_HASH_DIRS = [
+  ['MD5Sum', 'md5'],
+  ['SHA1', 'sha1'],
+  ['SHA256', 'sha256'],
+  ['SHA512', 'sha512'],
+] as const;
+const GENERATIONS_FILE = '.generations.json';
+const SLICE = 4 * 1024 * 1024;
+
+export type VariantName = 'Packages' | 'Packages.gz' | 'Packages.xz';
+
+/** The four digests APT's Release lists, computed incrementally. */
+class Digests {
+  private constructor(private readonly hashes: Hash[], public size: number) {}
+
+  static empty(): Digests {
+    return new Digests(ALGORITHMS.map((a) => createHash(a)), 0);
+  }
+
+  copy(): Digests {
+    return new Digests(this.hashes.map((h) => h.copy()), this.size);
+  }
+
+  /** Hashes in slices, yielding between them so a 40 MB index does not stall the event loop. */
+  async update(data: Uint8Array): Promise<this> {
+    for (let at = 0; at < data.byteLength; at += SLICE) {
+      const slice = data.subarray(at, at + SLICE);
+      for (const h of this.hashes) h.update(slice);
+      this.size += slice.byteLength;
+      if (at + SLICE < data.byteLength) await new Promise((resolve) => setImmediate(resolve));
+    }
+    return this;
+  }
+
+  /** Final digests of the content hashed so far plus `tail` (left out of this state). */
+  async finish(tail: Uint8Array = Buffer.alloc(0)): Promise<ContentDigests> {
+    const copy = await this.copy().update(tail);
+    const [md5, sha1, sha256, sha512] = copy.hashes.map((h) => h.digest('hex')) as [string, string, string, string];
+    return { size: copy.size, md5, sha1, sha256, sha512 };
+  }
+}
+
+/** One file of the index as it stands on disk, and what is needed to extend it. */
+interface VariantState {
+  name: VariantName;
+  /** Absolute path of the by-hash object holding the whole file (never modified). */
+  object: string;
+  digests: ContentDigests;
+  /** Hash state over the part that stays as it is when appending (all of it but the xz index). */
+  prefix: Digests;
+  xz: { blocks: XzBlockRecord[]; flags: Buffer; indexOffset: number } | null;
+}
+
+/** The index files of one distribution component/architecture, ready for the next append. */
+export interface AptIndexState {
+  indexDir: string;
+  variants: VariantState[];
+}
+
+export interface IndexFileOptions {
+  gzipLevel: number;
+  xz: XzOptions;
+  sync: boolean;
+}
+
+export interface WrittenVariant {
+  name: VariantName;
+  digests: ContentDigests;
+}
+
+/** Writes `data` to a new temp file next to `target` (fsynced when asked) and returns its path. */
+async function writeTemp(target: string, data: Uint8Array, sync: boolean): Promise<string> {
+  await mkdir(dirname(target), { recursive: true });
+  const tmp = tempPathFor(target);
+  const handle = await open(tmp, 'wx', 0o644);
+  try {
+    await handle.writeFile(data);
+    if (sync) await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  return tmp;
+}
+
+async function appendToCopy(source: string, target: string, keepBytes: number | null, tail: Uint8Array, sync: boolean): Promise<string> {
+  await mkdir(dirname(target), { recursive: true });
+  const tmp = tempPathFor(target);
+  await copyFile(source, tmp);
+  if (keepBytes !== null) await truncate(tmp, keepBytes);
+  const handle = await open(tmp, 'a');
+  try {
+    await handle.writeFile(tail);
+    if (sync) await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  return tmp;
+}
+
+/**
+ * Moves a finished temp file to `by-hash/SHA256/<hex>` and links it under the other digest
+ * names; returns the object's path. Objects are content-addressed, so an existing one is kept.
+ */
+async function placeObject(indexDir: string, tmp: string, d: ContentDigests): Promise<string> {
+  const paths = BY_HASH_DIRS.map(([dir, algo]) => join(indexDir, 'by-hash', dir, d[algo]));
+  const object = paths[2]!;
+  await mkdir(dirname(object), { recursive: true });
+  await rename(tmp, object);
+  for (const path of paths) {
+    if (path === object) continue;
+    await mkdir(dirname(path), { recursive: true });
+    const linkTmp = tempPathFor(path);
+    try {
+      await link(object, linkTmp);
+    } catch (err) {
+      if (!isErrno(err, 'EXDEV', 'EPERM', 'ENOTSUP', 'EMLINK')) throw err;
+      await copyFile(object, linkTmp);
+    }
+    await rename(linkTmp, path);
+  }
+  const now = new Date();
+  await Promise.all(paths.map((p) => utimes(p, now, now)));
+  return object;
+}
+
+/** Makes `indexDir/<name>` the given object (hard link, atomic replace). */
+async function exposeAs(indexDir: string, name: VariantName, object: string): Promise<void> {
+  const target = join(indexDir, name);
+  const tmp = tempPathFor(target);
+  try {
+    await link(object, tmp);
+  } catch (err) {
+    if (!isErrno(err, 'EXDEV', 'EPERM', 'ENOTSUP', 'EMLINK')) throw err;
+    await copyFile(object, tmp);
+  }
+  await rename(tmp, target);
+}
+
+async function finishWrite(indexDir: string, variants: VariantState[], sync: boolean): Promise<void> {
+  for (const v of variants) await exposeAs(indexDir, v.name, v.object);
+  if (sync) {
+    for (const [dir] of BY_HASH_DIRS) await fsyncDir(join(indexDir, 'by-hash', dir));
+    await fsyncDir(indexDir);
+  }
+}
+
+/** Writes a whole new index from the full Packages text. */
+export async function writeFullIndex(indexDir: string, plain: Buffer, o: IndexFileOptions): Promise<AptIndexState> {
+  const gzPromise = gzipAsync(plain, { level: o.gzipLevel });
+  const xzPromise = compressXz(plain, o.xz);
+  gzPromise.catch(() => undefined);
+  xzPromise.catch(() => undefined);
+  const plainPrefix = await Digests.empty().update(plain);
+  const [gz, xz] = await Promise.all([gzPromise, xzPromise]);
+  const gzPrefix = await Digests.empty().update(gz);
+  let xzState: VariantState['xz'] = null;
+  let xzPrefix: Digests;
+  try {
+    const layout = parseXzLayout(xz);
+    xzState = { blocks: layout.blocks, flags: layout.flags, indexOffset: layout.indexOffset };
+    xzPrefix = await Digests.empty().update(xz.subarray(0, layout.indexOffset));
+  } catch {
+    // Not a stream we can extend (the fallback encoder): appends will rebuild in full.
+    xzPrefix = await Digests.empty().update(xz);
+  }
+  const built: Array<{ name: VariantName; data: Buffer; prefix: Digests; tail: Buffer; xz: VariantState['xz'] }> = [
+    { name: 'Packages', data: plain, prefix: plainPrefix, tail: Buffer.alloc(0), xz: null },
+    { name: 'Packages.gz', data: gz, prefix: gzPrefix, tail: Buffer.alloc(0), xz: null },
+    { name: 'Packages.xz', data: xz, prefix: xzPrefix, tail: xzState ? xz.subarray(xzState.indexOffset) : Buffer.alloc(0), xz: xzState },
+  ];
+  const variants: VariantState[] = [];
+  for (const b of built) {
+    const digests = await b.prefix.finish(b.tail);
+    const tmp = await writeTemp(join(indexDir, 'by-hash', 'SHA256', digests.sha256), b.data, o.sync);
+    variants.push({ name: b.name, object: await placeObject(indexDir, tmp, digests), digests, prefix: b.prefix, xz: b.xz });
+  }
+  await finishWrite(indexDir, variants, o.sync);
+  return { indexDir, variants };
+}
+
+/** Extends an index written by this process with more Packages text; null when it cannot. */
+export async function appendToIndex(state: AptIndexState, added: Buffer, o: IndexFileOptions): Promise<AptIndexState | null> {
+  const [plainV, gzV, xzV] = state.variants;
+  if (!plainV || !gzV || !xzV?.xz) return null;
+  for (const v of state.variants) {
+    // Someone removed the object (a pruning bug, a manual clean-up): start over in full.
+    if (!(await stat(v.object).then(() => true, () => false))) return null;
+  }
+  const member = await gzipAsync(added, { level: o.gzipLevel });
+  const block = added.length ? xzBlocksOf(await compressXz(added, { ...o.xz, threads: 1 })) : null;
+  if (block && !block.flags.equals(xzV.xz.flags)) return null;
+
+  const next: VariantState[] = [];
+  const grow = async (v: VariantState, appended: Buffer, tail: Buffer, keepBytes: number | null, xz: VariantState['xz']) => {
+    const prefix = await v.prefix.copy().update(appended);
+    const digests = await prefix.finish(tail);
+    const tmp = await appendToCopy(v.object, join(state.indexDir, 'by-hash', 'SHA256', digests.sha256), keepBytes, Buffer.concat([appended, tail]), o.sync);
+    next.push({ name: v.name, object: await placeObject(state.indexDir, tmp, digests), digests, prefix, xz });
+  };
+  await grow(plainV, added, Buffer.alloc(0), null, null);
+  await grow(gzV, member, Buffer.alloc(0), null, null);
+  const blocks = [...xzV.xz.blocks, ...(block?.records ?? [])];
+  const blockBytes = block?.bytes ?? Buffer.alloc(0);
+  await grow(xzV, blockBytes, xzIndexAndFooter(blocks, xzV.xz.flags), xzV.xz.indexOffset, {
+    blocks,
+    flags: xzV.xz.flags,
+    indexOffset: xzV.xz.indexOffset + blockBytes.length,
+  });
+  await finishWrite(state.indexDir, next, o.sync);
+  return { indexDir: state.indexDir, variants: next };
+}
+
+export function writtenVariants(state: AptIndexState): WrittenVariant[] {
+  return state.variants.map((v) => ({ name: v.name, digests: v.digests }));
+}
+
+/**
+ * Remembers this generation's by-hash objects and deletes objects that belong to none of the
+ * last `keep` generations and are older than `minAgeSeconds` (clients mid-update still find theirs).
+ */
+export async function pruneByHash(indexDir: string, state: AptIndexState, keep: number, minAgeSeconds: number, sync: boolean): Promise<void> {
+  const current = state.variants.flatMap((v) => BY_HASH_DIRS.map(([dir, algo]) => `by-hash/${dir}/${v.digests[algo]}`));
+  const manifestPath = join(indexDir, 'by-hash', GENERATIONS_FILE);
+  let generations: string[][] = [];
+  try {
+    const parsed: unknown = JSON.parse(await readFile(manifestPath, 'utf8'));
+    if (Array.isArray(parsed)) generations = parsed.filter((g): g is string[] => Array.isArray(g) && g.every((p) => typeof p === 'string'));
+  } catch (err) {
+    // A missing or damaged manifest only means less is known to keep; the age rule still protects.
+    if (!isErrno(err, 'ENOENT') && !(err instanceof SyntaxError)) throw err;
+  }
+  generations = [current, ...generations.filter((g) => g.join() !== current.join())].slice(0, keep + 1);
+  const kept = new Set(generations.flat());
+  const cutoff = Date.now() - minAgeSeconds * 1000;
+  for (const [dir] of BY_HASH_DIRS) {
+    let names: string[];
+    try {
+      names = await readdir(join(indexDir, 'by-hash', dir));
+    } catch (err) {
+      if (isErrno(err, 'ENOENT')) continue;
+      throw err;
+    }
+    for (const name of names) {
+      const rel = `by-hash/${dir}/${name}`;
+      if (kept.has(rel) || name.startsWith('.')) continue;
+      const info = await stat(join(indexDir, rel)).catch(() => null);
+      if (info && info.isFile() && info.mtimeMs < cutoff) await rm(join(indexDir, rel), { force: true });
+    }
+  }
+  await writeFileAtomic(manifestPath, `${JSON.stringify(generations)}\n`, { noSync: !sync });
+}

@@ -1,0 +1,72 @@
+import assert from 'node:assert/strict';
+import { writeFile } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { aptSandbox, exec } from '../helpers/apt.js';
+import { backends, bearer, startTestApp, type TestApp } from '../helpers/app.js';
+import { buildDeb } from '../helpers/debs.js';
+import { multipartBody } from '../helpers/multipart.js';
+import { makeTempDir } from '../helpers/tmp.js';
+
+const COUNT = 20;
+
+for (const backend of backends()) {
+  describe(`concurrent uploads into one distribution (${backend})`, () => {
+    let t: TestApp;
+    let work: { dir: string; cleanup: () => Promise<void> };
+    let base: string;
+    let admin: string;
+
+    before(async () => {
+      work = await makeTempDir('tollgate-concurrency-');
+      t = await startTestApp({ backend });
+      await t.app.listen({ host: '127.0.0.1', port: 0 });
+      base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+      admin = await t.tokenFor('admin');
+    });
+    after(async () => {
+      await t.close();
+      await work.cleanup();
+    });
+
+    it(`publishes all ${COUNT} parallel uploads in the signed index, appending rather than rewriting`, async () => {
+      const debs = await Promise.all(
+        Array.from({ length: COUNT }, (_, i) => buildDeb(work.dir, { name: `par-${String(i).padStart(2, '0')}`, version: `1.${i}-1`, arch: i % 5 === 0 ? 'all' : 'amd64' })),
+      );
+      // One upload first so the later ones can be appended to an index this process wrote.
+      const first = await multipartBody({ distribution: 'bookworm' }, { path: debs[0]! });
+      assert.equal((await t.app.inject({ method: 'POST', url: '/upload', headers: { ...bearer(admin), ...first.headers }, payload: first.payload })).statusCode, 201);
+      const answers = await Promise.all(
+        debs.slice(1).map(async (path) => {
+          const form = await multipartBody({ distribution: 'bookworm' }, { path });
+          const res = await fetch(`${base}/upload`, { method: 'POST', headers: { ...bearer(admin), ...form.headers }, body: form.payload });
+          return { status: res.status, body: (await res.json()) as { status: string } };
+        }),
+      );
+      for (const a of answers) {
+        assert.equal(a.status, 201);
+        assert.equal(a.body.status, 'published');
+      }
+
+      const keyring = join(work.dir, 'key.gpg');
+      await writeFile(keyring, Buffer.from(await (await fetch(`${base}/repo/keys/tollgate.gpg`)).arrayBuffer()));
+      const apt = await aptSandbox(join(work.dir, 'apt'));
+      await apt.setSource(`deb [signed-by=${keyring}] ${base}/repo/apt bookworm main`);
+      const update = await apt.update();
+      assert.equal(update.code, 0, update.stderr);
+      for (let i = 0; i < COUNT; i++) {
+        const policy = await apt.policy(`par-${String(i).padStart(2, '0')}`);
+        assert.match(policy.stdout, new RegExp(`Candidate: 1\\.${i}-1`), `par-${i} missing from the signed index`);
+      }
+      // Each compressed variant decodes to the very Packages file the Release lists.
+      const dir = join(t.dataDir, 'repo', 'apt', 'dists', 'bookworm', 'main', 'binary-amd64');
+      const plain = await exec('cat', [join(dir, 'Packages')]);
+      assert.equal((await exec('sh', ['-c', `xz -dc ${join(dir, 'Packages.xz')}`])).stdout, plain.stdout);
+      assert.equal((await exec('sh', ['-c', `gzip -dc ${join(dir, 'Packages.gz')}`])).stdout, plain.stdout);
+      assert.equal((plain.stdout.match(/^Package: /gm) ?? []).length, COUNT);
+      const metrics = (await t.app.inject('/metrics')).body;
+      assert.match(metrics, /tollgate_publish_duration_seconds_count\{format="deb",mode="append"\} [1-9]/);
+    });
+  });
+}
