@@ -72,7 +72,7 @@ export async function createContext(config: Config, log: Logger): Promise<AppCon
   const repo = await createRepository({ config, db, dialect, box, audit, metrics, health, log });
   const security = createSecurity({ config, db, settings, metrics, log, repo, audit, notifier, health });
   const jobs = new JobScheduler(db, settings, log, config.edition);
-  registerSecurityJobs(jobs, security);
+  registerSecurityJobs(jobs, security, db);
   const ctx: AppContext = {
     config, log, db, dialect, box, audit, settings, users, tokens, auth,
     metrics, health, mail, notifier, repo, security, jobs,

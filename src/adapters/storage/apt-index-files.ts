@@ -4,12 +4,18 @@
  * generation copies the previous object and appends (a gzip member to .gz, a block inside the
  * one xz stream to .xz), and the digests continue from saved hash states instead of re-reading.
  */
+import { spawn } from 'node:child_process';
 import { createHash, type Hash } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
 import { copyFile, link, mkdir, open, readdir, readFile, rename, rm, stat, truncate, utimes } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { Transform, type TransformCallback, type Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
-import { gzip } from 'node:zlib';
-import { parseXzLayout, xzBlocksOf, xzIndexAndFooter, type XzBlockRecord } from '../../domain/repo/xz-container.js';
+import { createGzip, gzip } from 'node:zlib';
+import { DomainError } from '../../domain/errors.js';
+import { packagesIndex } from '../../domain/repo/apt/stanza.js';
+import { parseXzTail, xzBlocksOf, xzIndexAndFooter, type XzBlockRecord } from '../../domain/repo/xz-container.js';
 import { fsyncDir, isErrno, tempPathFor, writeFileAtomic } from './atomic.js';
 import type { ContentDigests } from './hash-stream.js';
 import { compressXz, type XzOptions } from './xz.js';
@@ -37,6 +43,12 @@ class Digests {
 
   copy(): Digests {
     return new Digests(this.hashes.map((h) => h.copy()), this.size);
+  }
+
+  updateSync(data: Uint8Array): this {
+    for (const h of this.hashes) h.update(data);
+    this.size += data.byteLength;
+    return this;
   }
 
   /** Hashes in slices, yielding between them so a 40 MB index does not stall the event loop. */
@@ -84,20 +96,6 @@ export interface IndexFileOptions {
 export interface WrittenVariant {
   name: VariantName;
   digests: ContentDigests;
-}
-
-/** Writes `data` to a new temp file next to `target` (fsynced when asked) and returns its path. */
-async function writeTemp(target: string, data: Uint8Array, sync: boolean): Promise<string> {
-  await mkdir(dirname(target), { recursive: true });
-  const tmp = tempPathFor(target);
-  const handle = await open(tmp, 'wx', 0o644);
-  try {
-    await handle.writeFile(data);
-    if (sync) await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  return tmp;
 }
 
 async function appendToCopy(source: string, target: string, keepBytes: number | null, tail: Uint8Array, sync: boolean): Promise<string> {
@@ -162,35 +160,125 @@ async function finishWrite(indexDir: string, variants: VariantState[], sync: boo
   }
 }
 
-/** Writes a whole new index from the full Packages text. */
-export async function writeFullIndex(indexDir: string, plain: Buffer, o: IndexFileOptions): Promise<AptIndexState> {
-  const gzPromise = gzipAsync(plain, { level: o.gzipLevel });
-  const xzPromise = compressXz(plain, o.xz);
-  gzPromise.catch(() => undefined);
-  xzPromise.catch(() => undefined);
-  const plainPrefix = await Digests.empty().update(plain);
-  const [gz, xz] = await Promise.all([gzPromise, xzPromise]);
-  const gzPrefix = await Digests.empty().update(gz);
-  let xzState: VariantState['xz'] = null;
-  let xzPrefix: Digests;
-  try {
-    const layout = parseXzLayout(xz);
-    xzState = { blocks: layout.blocks, flags: layout.flags, indexOffset: layout.indexOffset };
-    xzPrefix = await Digests.empty().update(xz.subarray(0, layout.indexOffset));
-  } catch {
-    // Not a stream we can extend (the fallback encoder): appends will rebuild in full.
-    xzPrefix = await Digests.empty().update(xz);
+/** Passes bytes through, hashing them on the way. */
+class HashTap extends Transform {
+  constructor(readonly digests: Digests) {
+    super();
   }
-  const built: Array<{ name: VariantName; data: Buffer; prefix: Digests; tail: Buffer; xz: VariantState['xz'] }> = [
-    { name: 'Packages', data: plain, prefix: plainPrefix, tail: Buffer.alloc(0), xz: null },
-    { name: 'Packages.gz', data: gz, prefix: gzPrefix, tail: Buffer.alloc(0), xz: null },
-    { name: 'Packages.xz', data: xz, prefix: xzPrefix, tail: xzState ? xz.subarray(xzState.indexOffset) : Buffer.alloc(0), xz: xzState },
+  override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
+    this.digests.updateSync(chunk);
+    done(null, chunk);
+  }
+}
+
+/**
+ * Passes an .xz stream through, hashing all but its last `window` bytes: the index and footer at
+ * the end are rewritten by every append, so the saved state must stop where they begin.
+ */
+class XzTailTap extends Transform {
+  readonly prefix = Digests.empty();
+  private pending = Buffer.alloc(0);
+  flags: Buffer | null = null;
+  total = 0;
+
+  constructor(private readonly window = 1 << 20) {
+    super();
+  }
+
+  override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
+    if (!this.flags && this.total + chunk.length >= 8) this.flags = Buffer.concat([this.pending, chunk]).subarray(6, 8);
+    this.total += chunk.length;
+    this.pending = Buffer.concat([this.pending, chunk]);
+    if (this.pending.length > 2 * this.window) {
+      this.prefix.updateSync(this.pending.subarray(0, this.pending.length - this.window));
+      this.pending = Buffer.from(this.pending.subarray(this.pending.length - this.window));
+    }
+    done(null, chunk);
+  }
+
+  /** After the end: the layout, the prefix hash state, and the bytes after the prefix. */
+  finish(): { xz: NonNullable<VariantState['xz']>; prefix: Digests; tail: Buffer } {
+    if (!this.flags) throw new DomainError('unavailable', 'xz_failed', 'xz produced no stream');
+    const layout = parseXzTail(this.pending, this.total, this.flags);
+    const hashed = this.total - this.pending.length;
+    const keep = layout.indexOffset - hashed;
+    this.prefix.updateSync(this.pending.subarray(0, keep));
+    return { xz: { blocks: layout.blocks, flags: layout.flags, indexOffset: layout.indexOffset }, prefix: this.prefix, tail: this.pending.subarray(keep) };
+  }
+}
+
+async function syncFile(path: string): Promise<void> {
+  const handle = await open(path, 'r+');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+function writeAndWait(stream: Writable, data: Buffer): Promise<void> {
+  if (stream.write(data)) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const onError = (error: Error) => reject(error);
+    stream.once('error', onError);
+    stream.once('drain', () => {
+      stream.off('error', onError);
+      resolve();
+    });
+  });
+}
+
+/**
+ * Writes a whole new index from batches of stanzas, streaming: the text goes to the Packages temp
+ * file, to gzip and to an xz process at once, each hashed as it is written, so memory stays
+ * bounded whatever the number of packages.
+ */
+export async function writeFullIndex(indexDir: string, batches: AsyncIterable<readonly string[]>, o: IndexFileOptions): Promise<AptIndexState> {
+  const objectDir = join(indexDir, 'by-hash', 'SHA256');
+  await mkdir(objectDir, { recursive: true });
+  const temps = { plain: tempPathFor(join(objectDir, 'Packages')), gz: tempPathFor(join(objectDir, 'Packages.gz')), xz: tempPathFor(join(objectDir, 'Packages.xz')) };
+  const plainDigests = Digests.empty();
+  const plainOut = createWriteStream(temps.plain, { flags: 'wx' });
+  const gzip = createGzip({ level: o.gzipLevel });
+  const gzTap = new HashTap(Digests.empty());
+  const xzTap = new XzTailTap();
+  const xz = spawn(o.xz.binary ?? 'xz', [`-${o.xz.preset ?? 0}`, `-T${o.xz.threads ?? 0}`, '--check=crc64', '-z', '-c', '-q'], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let xzError = '';
+  xz.stderr.on('data', (c: Buffer) => { if (xzError.length < 2048) xzError += c.toString(); });
+  const xzExit = new Promise<void>((resolve, reject) => {
+    xz.once('error', reject);
+    xz.once('close', (code) => (code === 0 ? resolve() : reject(new DomainError('unavailable', 'xz_failed', `xz exited with ${code}: ${xzError.trim()}`))));
+  });
+  const gzDone = pipeline(gzip, gzTap, createWriteStream(temps.gz, { flags: 'wx' }));
+  const xzDone = pipeline(xz.stdout, xzTap, createWriteStream(temps.xz, { flags: 'wx' }));
+  try {
+    for await (const batch of batches) {
+      const text = Buffer.from(packagesIndex(batch));
+      plainDigests.updateSync(text);
+      await Promise.all([writeAndWait(plainOut, text), writeAndWait(gzip, text), writeAndWait(xz.stdin, text)]);
+    }
+    await new Promise<void>((resolve, reject) => plainOut.end((error?: Error | null) => (error ? reject(error) : resolve())));
+    gzip.end();
+    xz.stdin.end();
+    await Promise.all([gzDone, xzDone, xzExit]);
+  } catch (error) {
+    plainOut.destroy();
+    gzip.destroy();
+    xz.kill();
+    await Promise.all(Object.values(temps).map((t) => rm(t, { force: true })));
+    throw error;
+  }
+  if (o.sync) await Promise.all(Object.values(temps).map(syncFile));
+  const xzFinal = xzTap.finish();
+  const built: Array<{ name: VariantName; temp: string; prefix: Digests; tail: Buffer; xz: VariantState['xz'] }> = [
+    { name: 'Packages', temp: temps.plain, prefix: plainDigests, tail: Buffer.alloc(0), xz: null },
+    { name: 'Packages.gz', temp: temps.gz, prefix: gzTap.digests, tail: Buffer.alloc(0), xz: null },
+    { name: 'Packages.xz', temp: temps.xz, prefix: xzFinal.prefix, tail: xzFinal.tail, xz: xzFinal.xz },
   ];
   const variants: VariantState[] = [];
   for (const b of built) {
     const digests = await b.prefix.finish(b.tail);
-    const tmp = await writeTemp(join(indexDir, 'by-hash', 'SHA256', digests.sha256), b.data, o.sync);
-    variants.push({ name: b.name, object: await placeObject(indexDir, tmp, digests), digests, prefix: b.prefix, xz: b.xz });
+    variants.push({ name: b.name, object: await placeObject(indexDir, b.temp, digests), digests, prefix: b.prefix, xz: b.xz });
   }
   await finishWrite(indexDir, variants, o.sync);
   return { indexDir, variants };

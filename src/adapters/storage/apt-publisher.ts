@@ -28,6 +28,8 @@ export interface AptPublishOptions {
   codename: string;
   /** Package stanzas in their final, deterministic order (see `packageStanza`). */
   stanzas: readonly string[];
+  /** Instead of `stanzas`, for a full publish: the stanzas in batches, read as they are written. */
+  batches?: AsyncIterable<readonly string[]>;
   signer: Signer;
   origin: string;
   label: string;
@@ -95,9 +97,9 @@ export function publishAptDistribution(options: AptPublishOptions): Promise<AptP
   return serialised(options, async () => {
     const t0 = performance.now();
     const l = layout(options);
-    const plain = Buffer.from(packagesIndex(options.stanzas));
     const t1 = performance.now();
-    const state = await writeFullIndex(l.indexDir, plain, fileOptions(options));
+    const batches = options.batches ?? (async function* () { yield options.stanzas; })();
+    const state = await writeFullIndex(l.indexDir, batches, fileOptions(options));
     return release(options, l, state, 'full', t0, t1);
   });
 }

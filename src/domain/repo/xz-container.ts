@@ -79,6 +79,34 @@ export function parseXzLayout(data: Buffer): XzLayout {
   return { flags: Buffer.from(flags), blocks, indexOffset };
 }
 
+/**
+ * The layout of a single-stream .xz file known only by its last bytes (`tail`), its total
+ * length and its header flags: for a file written as a stream, without keeping it in memory.
+ */
+export function parseXzTail(tail: Buffer, totalLength: number, flags: Buffer): XzLayout {
+  const footer = tail.subarray(tail.length - FOOTER_SIZE);
+  if (tail.length < FOOTER_SIZE || !footer.subarray(10, 12).equals(FOOTER_MAGIC) || !footer.subarray(8, 10).equals(flags)) {
+    throw new XzFormatError('not a single xz stream (footer does not match the header)');
+  }
+  const indexSize = (footer.readUInt32LE(4) + 1) * 4;
+  const indexOffset = totalLength - FOOTER_SIZE - indexSize;
+  const at0 = tail.length - FOOTER_SIZE - indexSize;
+  if (at0 < 0) throw new XzFormatError('index larger than the bytes kept');
+  if (indexOffset < XZ_HEADER_SIZE || tail[at0] !== 0x00) throw new XzFormatError('index not found');
+  let [count, at] = readVarint(tail, at0 + 1);
+  const blocks: XzBlockRecord[] = [];
+  let blockBytes = 0;
+  while (count-- > 0) {
+    const [unpaddedSize, a1] = readVarint(tail, at);
+    const [uncompressedSize, a2] = readVarint(tail, a1);
+    blocks.push({ unpaddedSize, uncompressedSize });
+    blockBytes += padded(unpaddedSize);
+    at = a2;
+  }
+  if (XZ_HEADER_SIZE + blockBytes !== indexOffset) throw new XzFormatError('index does not describe the blocks');
+  return { flags: Buffer.from(flags), blocks, indexOffset };
+}
+
 /** The index and stream footer that close a stream made of these blocks. */
 export function xzIndexAndFooter(blocks: readonly XzBlockRecord[], flags: Buffer): Buffer {
   const bytes: number[] = [0x00];

@@ -34,6 +34,12 @@ export class AptIndexWriter implements IndexWriter {
     this.states.set(dist.codename, result.state);
   }
 
+  async writeBatches(dist: Distribution, batches: AsyncIterable<readonly string[]>, signer: Signer): Promise<void> {
+    this.states.delete(dist.codename);
+    const result = await publishAptDistribution({ ...this.options(dist, [], signer), batches });
+    this.states.set(dist.codename, result.state);
+  }
+
   async append(dist: Distribution, entries: readonly string[], signer: Signer): Promise<boolean> {
     const previous = this.states.get(dist.codename);
     if (!previous) return false;

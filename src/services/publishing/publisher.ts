@@ -17,6 +17,30 @@ interface Fingerprint {
 
 const sameFingerprint = (a: Fingerprint, b: Fingerprint) => a.count === b.count && a.sum === b.sum && a.max === b.max && a.mod === b.mod;
 
+const BATCH = 2000;
+
+/** A distribution's index entries in index order, read in keyset-paginated batches. */
+async function* indexedEntries(db: Db, codename: string): AsyncGenerator<string[]> {
+  let after: { seq: number; id: string } | null = null;
+  for (;;) {
+    let q = db
+      .selectFrom('packages')
+      .select(['seq', 'id', 'index_entry'])
+      .where('distribution', '=', codename)
+      .where('status', 'in', INDEXED_STATUSES);
+    if (after) {
+      const { seq, id } = after;
+      q = q.where((eb) => eb.or([eb('seq', '>', seq), eb.and([eb('seq', '=', seq), eb('id', '>', id)])]));
+    }
+    const rows = await q.orderBy('seq').orderBy('id').limit(BATCH).execute();
+    if (rows.length === 0) return;
+    yield rows.map((r) => r.index_entry);
+    const last = rows.at(-1)!;
+    after = { seq: Number(last.seq), id: last.id };
+    if (rows.length < BATCH) return;
+  }
+}
+
 interface DistState {
   current: Promise<void> | null;
   next: Promise<void> | null;
@@ -66,6 +90,12 @@ export class Publisher {
       });
     state.next = next;
     return next;
+  }
+
+  /** Makes the next publish of the distribution a full rewrite (benchmarks, repairs). */
+  forget(codename: string): void {
+    this.published.delete(codename);
+    this.writers[findDistribution(codename)?.format ?? 'deb'].forget?.(codename);
   }
 
   /** Waits for every run under way (shutdown, tests). */
@@ -128,15 +158,19 @@ export class Publisher {
         if (onlyAdditions) appended = await writer.append(dist, fresh.map((r) => r.index_entry), signer);
       }
       if (!appended) {
-        const entries = await db
-          .selectFrom('packages')
-          .select('index_entry')
-          .where('distribution', '=', codename)
-          .where('status', 'in', INDEXED_STATUSES)
-          .orderBy('seq')
-          .orderBy('id')
-          .execute();
-        await writer.write(dist, entries.map((e) => e.index_entry), signer);
+        if (writer.writeBatches) {
+          await writer.writeBatches(dist, indexedEntries(db, codename), signer);
+        } else {
+          const entries = await db
+            .selectFrom('packages')
+            .select('index_entry')
+            .where('distribution', '=', codename)
+            .where('status', 'in', INDEXED_STATUSES)
+            .orderBy('seq')
+            .orderBy('id')
+            .execute();
+          await writer.write(dist, entries.map((e) => e.index_entry), signer);
+        }
       }
       mode = appended ? 'append' : 'full';
       await db

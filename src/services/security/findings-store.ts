@@ -48,7 +48,20 @@ export function findingsJson(findings: readonly StoredFinding[]): string {
 
 /** Replace the finding rows of one package. */
 export async function writeFindingRows(db: Executor, packageId: string, findings: readonly StoredFinding[]): Promise<void> {
-  await db.deleteFrom('package_findings').where('package_id', '=', packageId).execute();
+  await replaceFindingRows(db, [{ packageId, findings }]);
+}
+
+/** Replace the finding rows of several packages: one delete, then multi-row inserts. */
+export async function replaceFindingRows(db: Executor, items: ReadonlyArray<{ packageId: string; findings: readonly StoredFinding[] }>): Promise<void> {
+  if (items.length === 0) return;
+  for (let i = 0; i < items.length; i += 500) {
+    await db.deleteFrom('package_findings').where('package_id', 'in', items.slice(i, i + 500).map((x) => x.packageId)).execute();
+  }
+  const values = items.flatMap((x) => findingRowValues(x.packageId, x.findings));
+  for (let i = 0; i < values.length; i += 300) await db.insertInto('package_findings').values(values.slice(i, i + 300)).execute();
+}
+
+function findingRowValues(packageId: string, findings: readonly StoredFinding[]) {
   const seen = new Set<string>();
   const values = [];
   for (const f of findings) {
@@ -66,7 +79,7 @@ export async function writeFindingRows(db: Executor, packageId: string, findings
       data: JSON.stringify(f),
     });
   }
-  for (let i = 0; i < values.length; i += 300) await db.insertInto('package_findings').values(values.slice(i, i + 300)).execute();
+  return values;
 }
 
 /**

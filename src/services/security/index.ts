@@ -73,9 +73,6 @@ export function createSecurity(ctx: Pick<AppContext, 'db' | 'settings' | 'metric
   metrics.sources.quarantineTotal = async () => Number((await db.selectFrom('packages').select((eb) => eb.fn.countAll().as('n')).where('status', '=', 'quarantined').executeTakeFirst())?.n ?? 0);
   metrics.sources.clamavLastUpdate = () => avengine.lastUpdateUnix();
 
-  // Packages stored by other paths (imports) or before this table existed get their finding rows.
-  void indexMissingFindings(db).catch((err: unknown) => log.error({ err }, 'indexing package findings failed'));
-
   return {
     vulnDb, feeds, scanner, transitions, decisions, rescans, queries, avengine, scheduled,
     async syncFromSettings() {
@@ -87,7 +84,15 @@ export function createSecurity(ctx: Pick<AppContext, 'db' | 'settings' | 'metric
 }
 
 /** The security jobs (DECISIONS §5): expiry at start-up and daily (every edition), SLA warnings and feed sync daily (Enterprise). */
-export function registerSecurityJobs(scheduler: JobScheduler, security: SecurityService): void {
+export function registerSecurityJobs(scheduler: JobScheduler, security: SecurityService, db: AppContext['db']): void {
+  // Packages stored by other paths (imports) or before package_findings existed get their rows.
+  scheduler.register({
+    name: 'security_findings_index',
+    timeSetting: 'schedule_sla_check',
+    enterpriseOnly: false,
+    runAtStart: true,
+    run: async () => `${await indexMissingFindings(db)} package(s) indexed`,
+  });
   scheduler.register({
     name: 'security_expiry',
     timeSetting: 'schedule_sla_check',

@@ -13,7 +13,7 @@ import type { Logger } from 'pino';
 import type { AuditLog } from '../../adapters/audit/audit-log.js';
 import type { Db } from '../../adapters/db/index.js';
 import { findDistribution, isIndexed } from '../../domain/distributions.js';
-import { isoUtc, rescanTransition, slaDeadline, type AdvisoryLookup } from '../../domain/security/index.js';
+import { isoUtc, rescanTransition, slaDeadline, type AdvisoryLookup, type EpssLookup, type KevLookup } from '../../domain/security/index.js';
 import { inspectedFromRow } from '../packages/lifecycle.js';
 import { normaliseRow, type PackageRow } from '../packages/package-store.js';
 import type { Actor } from './decisions.js';
@@ -22,8 +22,25 @@ import { findingsJson, parseStoredFindings } from './findings-store.js';
 import { locatePackages, type PackageSelector } from './locate.js';
 import { notifyPendingReview, type SecurityNotifier } from './notices.js';
 import { packageRefOf, reasonsOf, withSlaDeadlines, worstHeldSeverity, type BuiltinCveScanner, type StoredFinding } from './scanner.js';
-import { PackageTransitions, type TransitionBatch } from './transitions.js';
+import { PackageTransitions, type StatusChange } from './transitions.js';
 import type { VulnDatabase } from './vuln-db.js';
+
+/** An ecosystem's advisories and EPSS/KEV data held in memory for a many-package rescan. */
+export interface PreloadedEcosystem {
+  lookup: AdvisoryLookup;
+  enrichment: { epss: EpssLookup; kev: KevLookup };
+}
+
+/** Packages planned and written per transaction in a whole-distribution rescan. */
+const RESCAN_CHUNK = 250;
+
+/** A planned rescan of one row: its outcome, and the change to apply (null = nothing changed). */
+interface RescanPlan {
+  row: PackageRow;
+  change: StatusChange | null;
+  entersReview: boolean;
+  outcome: RescanOutcome;
+}
 
 /** Outcome for one package row. */
 export interface RescanOutcome {
@@ -109,7 +126,7 @@ export class SecurityRescan {
     const dist = findDistribution(codename);
     if (!dist || !(await this.deps.vulnDb.everSynced())) return null;
     const started = process.hrtime.bigint();
-    const lookup = await this.deps.vulnDb.ecosystemLookup(dist.osvEcosystem);
+    const { lookup, enrichment } = await this.deps.vulnDb.ecosystemData(dist.osvEcosystem);
     const rows = (await this.deps.db.selectFrom('packages').selectAll().where('distribution', '=', codename).orderBy('seq').execute()).map(normaliseRow);
     let changed = 0;
     let statusChanges = 0;
@@ -117,16 +134,26 @@ export class SecurityRescan {
     const batch = PackageTransitions.batch();
     const now = new Date();
     try {
-      for (const row of rows) {
-        try {
-          const outcome = await this.rescanRow(row, lookup, now, batch);
-          if (outcome?.changed) changed++;
-          if (outcome && outcome.status !== outcome.previous_status) statusChanges++;
-        } catch (error) {
-          // One package that cannot change state (a pool conflict) must not stop the others.
-          failed++;
-          this.deps.log.warn({ err: error, package: row.name, version: row.version, distribution: codename }, 'rescan of one package failed');
+      for (let i = 0; i < rows.length; i += RESCAN_CHUNK) {
+        // Plan a chunk (reads only), then write its changes in one transaction.
+        const plans: RescanPlan[] = [];
+        for (const row of rows.slice(i, i + RESCAN_CHUNK)) {
+          const plan = await this.plan(row, { lookup, enrichment }, now);
+          if (plan?.change) plans.push(plan);
         }
+        const results = await this.deps.transitions.applyMany(plans.map((p) => ({ row: p.row, change: p.change! })), batch);
+        results.forEach((result, k) => {
+          const plan = plans[k]!;
+          if (result instanceof Error) {
+            // One package that cannot change state (a pool conflict) must not stop the others.
+            failed++;
+            this.deps.log.warn({ err: result, package: plan.row.name, version: plan.row.version, distribution: codename }, 'rescan of one package failed');
+            return;
+          }
+          changed++;
+          if (result.status !== plan.row.status) statusChanges++;
+          if (plan.entersReview) notifyPendingReview(this.deps.notifier, result, 'rescan', this.deps.appUrl);
+        });
       }
     } finally {
       await this.deps.transitions.flush(batch);
@@ -139,10 +166,20 @@ export class SecurityRescan {
   }
 
   /** Rescan one stored row and apply what follows; null when the database is empty. */
-  async rescanRow(row: PackageRow, lookup?: AdvisoryLookup, now = new Date(), batch?: TransitionBatch): Promise<RescanOutcome | null> {
+  async rescanRow(row: PackageRow, preloaded?: PreloadedEcosystem, now = new Date()): Promise<RescanOutcome | null> {
+    const plan = await this.plan(row, preloaded, now);
+    if (!plan) return null;
+    if (!plan.change) return plan.outcome;
+    const updated = await this.deps.transitions.apply(row, plan.change);
+    if (plan.entersReview) notifyPendingReview(this.deps.notifier, updated, 'rescan', this.deps.appUrl);
+    return { ...plan.outcome, status: updated.status };
+  }
+
+  /** What a rescan of `row` finds and changes (reads only); null when the database is empty. */
+  private async plan(row: PackageRow, preloaded: PreloadedEcosystem | undefined, now: Date): Promise<RescanPlan | null> {
     const dist = findDistribution(row.distribution);
     if (!dist) return null;
-    const result = await this.deps.scanner.scan(packageRefOf(inspectedFromRow(row)), dist, lookup, now);
+    const result = await this.deps.scanner.scan(packageRefOf(inspectedFromRow(row)), dist, preloaded?.lookup, now, preloaded?.enrichment);
     if (!result) return null;
     const { evaluation, policy } = result;
     const previous = parseStoredFindings(row.findings).details;
@@ -162,7 +199,6 @@ export class SecurityRescan {
         reason = 'rescan: a finding now requires block';
       } else if (evaluation.outcome_status === 'published') {
         status = 'published';
-        reason = null;
       }
     }
 
@@ -174,22 +210,21 @@ export class SecurityRescan {
       : status === 'pending_review' || status === 'upgrade_required' ? row.sla_deadline : null;
     const reasons = [...withoutCveReasons(row.reasons), ...reasonsOf(findings), ...(reason ? [reason] : [])];
     const sla = slaDeadlineValue ? isoUtc(new Date(slaDeadlineValue)) : null;
-
     const unchanged = status === row.status && findingsJson(findings) === row.findings && evaluation.cve_status === row.cve_status && sla === row.sla_deadline;
-    let updated = row;
-    if (!unchanged) {
-      updated = await this.deps.transitions.apply(row, { status, cve_status: evaluation.cve_status, sla_deadline: sla, reasons, findings }, batch);
-      if (entersReview) notifyPendingReview(this.deps.notifier, updated, 'rescan', this.deps.appUrl);
-    }
     return {
-      distribution: row.distribution,
-      previous_status: row.status,
-      status: updated.status,
-      cve_status: evaluation.cve_status,
-      changed: !unchanged,
-      reason,
-      counts: { ...evaluation.counts },
-      findings,
+      row,
+      entersReview,
+      change: unchanged ? null : { status, cve_status: evaluation.cve_status, sla_deadline: sla, reasons, findings },
+      outcome: {
+        distribution: row.distribution,
+        previous_status: row.status,
+        status,
+        cve_status: evaluation.cve_status,
+        changed: !unchanged,
+        reason,
+        counts: { ...evaluation.counts },
+        findings,
+      },
     };
   }
 }

@@ -15,6 +15,8 @@ import {
   matchPackage,
   type AdvisoryLookup,
   type CvePolicy,
+  type EpssLookup,
+  type KevLookup,
   type Finding,
   type PackageRef,
   type PolicyAction,
@@ -125,10 +127,16 @@ export class BuiltinCveScanner implements CveScanner {
   }
 
   /**
-   * Match, enrich and evaluate one package; null when no database was ever synced. `lookup`
-   * (an ecosystem preloaded in memory) spares a query per package when rescanning many.
+   * Match, enrich and evaluate one package; null when no database was ever synced. `lookup` and
+   * `preloaded` (an ecosystem and its EPSS/KEV in memory) spare queries when rescanning many.
    */
-  async scan(ref: PackageRef, dist: Distribution, lookup?: AdvisoryLookup, now = new Date()): Promise<ScanResult | null> {
+  async scan(
+    ref: PackageRef,
+    dist: Distribution,
+    lookup?: AdvisoryLookup,
+    now = new Date(),
+    preloaded?: { epss: EpssLookup; kev: KevLookup },
+  ): Promise<ScanResult | null> {
     if (!(await this.vulnDb.everSynced())) return null;
     const ecosystem = dist.osvEcosystem;
     const advisories = lookup ?? advisoryLookupFromRows(await this.vulnDb.advisoriesFor(ecosystem, matchIdentities(ref).map((i) => i.name)));
@@ -137,7 +145,7 @@ export class BuiltinCveScanner implements CveScanner {
     const policy = policyFromSettings(settings);
     let enriched = matched;
     if (matched.length > 0) {
-      const lookups = await this.vulnDb.enrichmentFor(matched.map((f) => f.cve_id));
+      const lookups = preloaded ?? (await this.vulnDb.enrichmentFor(matched.map((f) => f.cve_id)));
       const times = await this.vulnDb.enrichmentTimes();
       // KEV freshness follows the KEV feed; EPSS is kept whenever it was ever loaded (enrich.ts).
       enriched = enrich(matched, lookups.epss, lookups.kev, { now, epssKevFetchedAt: times.kev }).map((f) => {

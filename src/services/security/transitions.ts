@@ -15,7 +15,7 @@ import type { PackageFileStore } from '../packages/file-store.js';
 import { bumpGeneration, countReferences, type PackageRow } from '../packages/package-store.js';
 import type { Publisher } from '../publishing/publisher.js';
 import { isoUtc } from '../time.js';
-import { findingsJson, writeFindingRows } from './findings-store.js';
+import { findingsJson, replaceFindingRows, writeFindingRows } from './findings-store.js';
 import type { StoredFinding } from './scanner.js';
 
 /** What changes with the status (fields left undefined are kept). */
@@ -71,21 +71,53 @@ export class PackageTransitions {
 
   /** Apply `change` to `row`; returns the updated row. With a batch, re-signing waits for `flush`. */
   async apply(row: PackageRow, change: StatusChange, batch?: TransitionBatch): Promise<PackageRow> {
-    const { db, files, publisher } = this.deps;
-    const wasIndexed = isIndexed(row.status);
-    const willBeIndexed = isIndexed(change.status);
-    if (willBeIndexed && !wasIndexed) {
-      const other = await db.selectFrom('packages').select(['sha256', 'distribution']).where('pool_path', '=', row.pool_path).where('sha256', '!=', row.sha256).where('status', 'in', ['published', 'accepted_risk', 'exception']).executeTakeFirst();
-      if (other) {
-        throw new DomainError('conflict', 'pool_conflict', `${row.pool_path} already holds different content (published in ${other.distribution})`, {
-          existing_sha256: other.sha256,
-          incoming_sha256: row.sha256,
-        });
+    await this.prepare(row, change);
+    const updated = this.updatedRow(row, change);
+    await this.deps.db.transaction().execute((trx) => this.write(trx, row, change, updated));
+    await this.finish(row, change, batch);
+    return updated;
+  }
+
+  /**
+   * Apply many changes in one transaction (a whole-distribution rescan: one commit instead of
+   * one per package); re-signing waits for `flush(batch)`. A change whose file step fails (pool
+   * conflict, missing file) is skipped and reported as its Error.
+   */
+  async applyMany(items: ReadonlyArray<{ row: PackageRow; change: StatusChange }>, batch: TransitionBatch): Promise<Array<PackageRow | Error>> {
+    const results: Array<PackageRow | Error> = [];
+    const ready: Array<{ row: PackageRow; change: StatusChange; updated: PackageRow }> = [];
+    for (const { row, change } of items) {
+      try {
+        await this.prepare(row, change);
+        const updated = this.updatedRow(row, change);
+        ready.push({ row, change, updated });
+        results.push(updated);
+      } catch (error) {
+        results.push(error instanceof Error ? error : new Error(String(error)));
       }
-      if (!(await files.has(row.sha256))) throw new DomainError('conflict', 'file_missing', `the stored file of ${row.name} ${row.version} is missing (sha256 ${row.sha256})`);
-      await files.publish(row.sha256, row.pool_path);
     }
-    const updated: PackageRow = {
+    if (ready.length > 0) await this.deps.db.transaction().execute((trx) => this.writeMany(trx, ready));
+    for (const r of ready) await this.finish(r.row, r.change, batch);
+    return results;
+  }
+
+  /** Before the database changes: a package entering the index gets its pool file. */
+  private async prepare(row: PackageRow, change: StatusChange): Promise<void> {
+    const { db, files } = this.deps;
+    if (!isIndexed(change.status) || isIndexed(row.status)) return;
+    const other = await db.selectFrom('packages').select(['sha256', 'distribution']).where('pool_path', '=', row.pool_path).where('sha256', '!=', row.sha256).where('status', 'in', [...INDEXED_STATUSES]).executeTakeFirst();
+    if (other) {
+      throw new DomainError('conflict', 'pool_conflict', `${row.pool_path} already holds different content (published in ${other.distribution})`, {
+        existing_sha256: other.sha256,
+        incoming_sha256: row.sha256,
+      });
+    }
+    if (!(await files.has(row.sha256))) throw new DomainError('conflict', 'file_missing', `the stored file of ${row.name} ${row.version} is missing (sha256 ${row.sha256})`);
+    await files.publish(row.sha256, row.pool_path);
+  }
+
+  private updatedRow(row: PackageRow, change: StatusChange): PackageRow {
+    return {
       ...row,
       status: change.status,
       cve_status: change.cve_status ?? row.cve_status,
@@ -94,16 +126,58 @@ export class PackageTransitions {
       findings: change.findings ? findingsJson(change.findings) : row.findings,
       updated_at: isoUtc(),
     };
-    await db.transaction().execute(async (trx) => {
+  }
+
+  /** The database part of a change (inside the caller's transaction). */
+  private async write(trx: Transaction<Database>, row: PackageRow, change: StatusChange, updated: PackageRow): Promise<void> {
+    const wasIndexed = isIndexed(row.status);
+    const willBeIndexed = isIndexed(change.status);
+    // A package entering the index takes the new generation as its place in it (appended last).
+    const generation = wasIndexed !== willBeIndexed ? await bumpGeneration(trx, row.distribution) : null;
+    await trx
+      .updateTable('packages')
+      .set({
+        status: updated.status, cve_status: updated.cve_status, sla_deadline: updated.sla_deadline, reasons: updated.reasons, findings: updated.findings, updated_at: updated.updated_at,
+        ...(willBeIndexed && generation !== null ? { seq: generation } : {}),
+      })
+      .where('id', '=', row.id)
+      .execute();
+    if (change.findings) await writeFindingRows(trx, row.id, change.findings);
+    await change.alsoInTransaction?.(trx);
+  }
+
+  /**
+   * The database part of many changes: one generation bump per distribution, one row update per
+   * package, and the finding rows replaced with one delete and a few multi-row inserts.
+   */
+  private async writeMany(trx: Transaction<Database>, items: ReadonlyArray<{ row: PackageRow; change: StatusChange; updated: PackageRow }>): Promise<void> {
+    const generations = new Map<string, number>();
+    for (const { row, change } of items) {
+      if (isIndexed(row.status) !== isIndexed(change.status) && !generations.has(row.distribution)) {
+        generations.set(row.distribution, await bumpGeneration(trx, row.distribution));
+      }
+    }
+    for (const { row, change, updated } of items) {
+      const entering = isIndexed(change.status) && !isIndexed(row.status);
       await trx
         .updateTable('packages')
-        .set({ status: updated.status, cve_status: updated.cve_status, sla_deadline: updated.sla_deadline, reasons: updated.reasons, findings: updated.findings, updated_at: updated.updated_at })
+        .set({
+          status: updated.status, cve_status: updated.cve_status, sla_deadline: updated.sla_deadline, reasons: updated.reasons, findings: updated.findings, updated_at: updated.updated_at,
+          ...(entering ? { seq: generations.get(row.distribution)! } : {}),
+        })
         .where('id', '=', row.id)
         .execute();
-      if (change.findings) await writeFindingRows(trx, row.id, change.findings);
-      if (wasIndexed !== willBeIndexed) await bumpGeneration(trx, row.distribution);
       await change.alsoInTransaction?.(trx);
-    });
+    }
+    const withFindings = items.filter((i) => i.change.findings);
+    await replaceFindingRows(trx, withFindings.map((i) => ({ packageId: i.row.id, findings: i.change.findings! })));
+  }
+
+  /** After the commit: re-sign (now or in the batch), remove an unused pool file, quarantine the file. */
+  private async finish(row: PackageRow, change: StatusChange, batch?: TransitionBatch): Promise<void> {
+    const { db, files, publisher } = this.deps;
+    const wasIndexed = isIndexed(row.status);
+    const willBeIndexed = isIndexed(change.status);
     if (batch) {
       if (wasIndexed !== willBeIndexed) batch.publish.add(row.distribution);
       if (wasIndexed && !willBeIndexed) batch.unpublish.push(row);
@@ -112,7 +186,6 @@ export class PackageTransitions {
       if (wasIndexed && !willBeIndexed && (await countReferences(db, 'pool_path', row.pool_path, true)) === 0) await files.unpublish(row.pool_path);
     }
     if (change.status === 'quarantined' && row.status !== 'quarantined') await this.quarantineFile(row);
-    return updated;
   }
 
   /** Move (or copy, when another row still uses the bytes) the file into the quarantine area. */

@@ -97,8 +97,19 @@ export class VulnDatabase {
     return rows.map((r) => parseAdvisory(r.data)).filter((r): r is AdvisoryRow => r !== null);
   }
 
+  /**
+   * Every advisory of an ecosystem indexed in memory, with the EPSS/KEV data of all the CVEs
+   * they name (for rescanning many packages at once: no query per package).
+   */
+  async ecosystemData(ecosystem: string): Promise<{ lookup: AdvisoryLookup; enrichment: { epss: EpssLookup; kev: KevLookup } }> {
+    const lookup = await this.ecosystemLookup(ecosystem);
+    const cves = new Set<string>();
+    for (const rows of lookup.all()) for (const row of rows) for (const id of row.cve_ids.length ? row.cve_ids : [row.id]) cves.add(id);
+    return { lookup, enrichment: await this.enrichmentFor([...cves]) };
+  }
+
   /** Every advisory of an ecosystem, indexed in memory (for rescanning many packages at once). */
-  async ecosystemLookup(ecosystem: string): Promise<AdvisoryLookup> {
+  async ecosystemLookup(ecosystem: string): Promise<AdvisoryLookup & { all(): Iterable<AdvisoryRow[]> }> {
     const index = new Map<string, AdvisoryRow[]>();
     const rows = await this.db.selectFrom('vuln_advisories').select(['package_name', 'data']).where('ecosystem', '=', ecosystem).execute();
     for (const r of rows) {
@@ -108,7 +119,10 @@ export class VulnDatabase {
       if (list) list.push(row);
       else index.set(r.package_name, [row]);
     }
-    return { byPackage: (eco, name) => (eco === ecosystem ? (index.get(name) ?? []) : []) };
+    return {
+      byPackage: (eco, name) => (eco === ecosystem ? (index.get(name) ?? []) : []),
+      all: () => index.values(),
+    };
   }
 
   /** EPSS and KEV lookups preloaded for `cveIds`. */

@@ -1,0 +1,149 @@
+/**
+ * bench/apt-publish: publishing an APT distribution at 10,000 and 50,000 packages.
+ *
+ *   npx tsx bench/apt-publish.ts [--packages 10000,50000]
+ *
+ * For each size it measures, side by side on the same .deb files (bench/lib/deb-corpus.ts):
+ *  - full index rebuild: Packages, .gz, .xz, Release, InRelease and Release.gpg, signed;
+ *  - publish after adding one package (median of five), signing and compression included;
+ *  - peak RSS.
+ * Ours: the service's own publisher over its database (run in a child process:
+ * bench/lib/apt-publish-ours.ts) with its default RSA-4096 key, fsync on.
+ * apt-ftparchive: `packages` (cold, then with a warm --db cache for add-one), gzip -6, xz -0,
+ * `release`, gpg clear-sign and detach-sign (RSA-4096). aptly: `publish repo` for the full
+ * rebuild (after `repo add`, timed apart), `repo add` + `publish update` for add-one.
+ */
+import { execFile } from 'node:child_process';
+import { copyFile, mkdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { debCorpus, type Corpus } from './lib/deb-corpus.js';
+import { runMeasured, runQuiet } from './lib/proc.js';
+import { textTable } from './lib/table.js';
+import { formatMiB, formatMs, median } from './lib/timing.js';
+
+const run = promisify(execFile);
+const root = new URL('..', import.meta.url).pathname;
+const work = join(root, 'bench', '.work');
+const EXTRA = 5;
+
+interface SideResult {
+  fullMs: number;
+  addOneMs: number;
+  peakRssBytes: number;
+  note?: string;
+}
+
+function sizesFromArgs(): number[] {
+  const at = process.argv.indexOf('--packages');
+  const list = at > 0 ? process.argv[at + 1]! : '10000,50000';
+  return list.split(',').map((n) => Number(n.trim()));
+}
+
+async function ours(corpus: Corpus, count: number): Promise<SideResult> {
+  const dataDir = join(work, `apt-ours-${count}`);
+  await rm(dataDir, { recursive: true, force: true });
+  const script = join(root, 'bench', 'lib', 'apt-publish-ours.ts');
+  await run(process.execPath, ['--import', 'tsx', script, 'load', dataDir, corpus.manifest, String(count)], { cwd: root, maxBuffer: 64 << 20 });
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', script, 'measure', dataDir, corpus.manifest, String(count)], { cwd: root, maxBuffer: 64 << 20 });
+  const r = JSON.parse(stdout.trim().split('\n').pop()!) as { full: number[]; add: number[]; peakRssBytes: number; algorithm: string };
+  return { fullMs: Math.min(...r.full), addOneMs: median(r.add), peakRssBytes: r.peakRssBytes, note: `${r.algorithm}; adds ${r.add.map((x) => x.toFixed(0)).join('/')} ms` };
+}
+
+async function gpgHome(): Promise<{ env: NodeJS.ProcessEnv; keyId: string }> {
+  const home = join(work, 'gnupg');
+  await rm(home, { recursive: true, force: true });
+  await mkdir(home, { recursive: true, mode: 0o700 });
+  const env = { ...process.env, GNUPGHOME: home };
+  await run('gpg', ['--batch', '--passphrase', '', '--quick-gen-key', 'Bench <bench@example.org>', 'rsa4096', 'sign', 'never'], { env });
+  const listing = (await run('gpg', ['--batch', '--with-colons', '--list-secret-keys'], { env })).stdout;
+  return { env, keyId: /^fpr:+([0-9A-F]{40}):/m.exec(listing)![1]! };
+}
+
+/** apt-ftparchive's pipeline for one publish; `db` keeps its per-file cache between runs. */
+async function ftparchivePublish(repoRoot: string, gpg: { env: NodeJS.ProcessEnv }, db: string | null): Promise<{ ms: number; rss: number }> {
+  const dists = join(repoRoot, 'dists', 'jammy');
+  const index = join(dists, 'main', 'binary-amd64');
+  await mkdir(index, { recursive: true });
+  const start = performance.now();
+  const packages = await runMeasured('apt-ftparchive', [...(db ? ['--db', db] : []), 'packages', 'pool'], { cwd: repoRoot });
+  await writeFile(join(index, 'Packages'), packages.stdout);
+  await run('sh', ['-c', 'gzip -6 -k -f -n Packages && xz -0 -T0 -k -f Packages'], { cwd: index });
+  const release = await runQuiet('apt-ftparchive', ['-o', 'APT::FTPArchive::Release::Codename=jammy', '-o', 'APT::FTPArchive::Release::Components=main', '-o', 'APT::FTPArchive::Release::Architectures=amd64', 'release', dists]);
+  await writeFile(join(dists, 'Release'), release);
+  await run('gpg', ['--batch', '--yes', '--clearsign', '-o', join(dists, 'InRelease'), join(dists, 'Release')], { env: gpg.env });
+  await run('gpg', ['--batch', '--yes', '--detach-sign', '--armor', '-o', join(dists, 'Release.gpg'), join(dists, 'Release')], { env: gpg.env });
+  return { ms: performance.now() - start, rss: packages.peakRssBytes };
+}
+
+async function ftparchive(corpus: Corpus, gpg: { env: NodeJS.ProcessEnv }): Promise<SideResult> {
+  await rm(join(corpus.repoRoot, 'dists'), { recursive: true, force: true });
+  const db = join(work, 'ftparchive-cache.db');
+  await rm(db, { force: true });
+  const full = await ftparchivePublish(corpus.repoRoot, gpg, null);
+  await ftparchivePublish(corpus.repoRoot, gpg, db); // warms the cache
+  const adds: number[] = [];
+  let rss = full.rss;
+  const added: string[] = [];
+  for (const entry of corpus.entries.slice(-EXTRA)) {
+    const target = join(corpus.repoRoot, entry.poolPath);
+    await mkdir(join(target, '..'), { recursive: true });
+    await copyFile(join(corpus.extraRoot, entry.poolPath), target);
+    added.push(target);
+    const r = await ftparchivePublish(corpus.repoRoot, gpg, db);
+    adds.push(r.ms);
+    rss = Math.max(rss, r.rss);
+  }
+  for (const path of added) await rm(path, { force: true });
+  return { fullMs: full.ms, addOneMs: median(adds), peakRssBytes: rss, note: 'add-one with a warm --db cache' };
+}
+
+async function aptly(corpus: Corpus, gpg: { env: NodeJS.ProcessEnv; keyId: string }): Promise<SideResult & { importMs: number }> {
+  const rootDir = join(work, 'aptly');
+  await rm(rootDir, { recursive: true, force: true });
+  const config = join(work, 'aptly.conf');
+  await writeFile(config, JSON.stringify({ rootDir, architectures: ['amd64'], gpgProvider: 'gpg', downloadConcurrency: 1 }));
+  const aptlyRun = (args: string[]) => runMeasured('aptly', [`-config=${config}`, ...args], { env: gpg.env });
+  await aptlyRun(['repo', 'create', '-distribution=jammy', '-component=main', 'bench']);
+  const imported = await aptlyRun(['repo', 'add', 'bench', join(corpus.repoRoot, 'pool')]);
+  const full = await aptlyRun(['publish', 'repo', `-gpg-key=${gpg.keyId}`, '-architectures=amd64', 'bench']);
+  const adds: number[] = [];
+  let rss = Math.max(imported.peakRssBytes, full.peakRssBytes);
+  for (const entry of corpus.entries.slice(-EXTRA)) {
+    const add = await aptlyRun(['repo', 'add', 'bench', join(corpus.extraRoot, entry.poolPath)]);
+    const update = await aptlyRun(['publish', 'update', `-gpg-key=${gpg.keyId}`, 'jammy']);
+    adds.push(add.ms + update.ms);
+    rss = Math.max(rss, add.peakRssBytes, update.peakRssBytes);
+  }
+  return { fullMs: full.ms, addOneMs: median(adds), peakRssBytes: rss, importMs: imported.ms, note: `repo add of the corpus took ${formatMs(imported.ms)} (not counted)` };
+}
+
+async function main(): Promise<void> {
+  await mkdir(work, { recursive: true });
+  const gpg = await gpgHome();
+  const rows: string[][] = [['packages', 'metric', 'tollgate', 'apt-ftparchive', 'aptly', 'ftparchive/tollgate', 'aptly/tollgate']];
+  const notes: string[] = [];
+  for (const count of sizesFromArgs()) {
+    const started = performance.now();
+    const corpus = await debCorpus(join(work, `apt-corpus-${count}`), count, EXTRA);
+    console.error(`corpus of ${count} .deb files ready in ${formatMs(performance.now() - started)}`);
+    const a = await ours(corpus, count);
+    console.error(`tollgate done: ${JSON.stringify(a)}`);
+    const b = await ftparchive(corpus, gpg);
+    console.error(`apt-ftparchive done: ${JSON.stringify(b)}`);
+    const c = await aptly(corpus, gpg);
+    console.error(`aptly done: ${JSON.stringify(c)}`);
+    const ratio = (x: number, y: number) => `${(x / y).toFixed(1)}x`;
+    rows.push([String(count), 'full rebuild', formatMs(a.fullMs), formatMs(b.fullMs), formatMs(c.fullMs), ratio(b.fullMs, a.fullMs), ratio(c.fullMs, a.fullMs)]);
+    rows.push([String(count), 'publish after adding one', formatMs(a.addOneMs), formatMs(b.addOneMs), formatMs(c.addOneMs), ratio(b.addOneMs, a.addOneMs), ratio(c.addOneMs, a.addOneMs)]);
+    rows.push([String(count), 'peak RSS', formatMiB(a.peakRssBytes), formatMiB(b.peakRssBytes), formatMiB(c.peakRssBytes), '', '']);
+    notes.push(`${count}: tollgate ${a.note}; apt-ftparchive ${b.note}; aptly ${c.note}`);
+    if (count === 50_000) {
+      notes.push(`targets at 50,000: add-one < 300 ms: ${a.addOneMs < 300 ? 'met' : 'NOT met'}; full rebuild faster than apt-ftparchive: ${a.fullMs < b.fullMs ? 'met' : 'NOT met'}; peak RSS < 300 MB: ${a.peakRssBytes < 300 * 1024 * 1024 ? 'met' : 'NOT met'}`);
+    }
+  }
+  console.log(textTable(rows));
+  for (const n of notes) console.log(n);
+}
+
+await main();

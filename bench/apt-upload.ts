@@ -1,0 +1,143 @@
+/**
+ * bench/apt-upload: the real service, uploads over HTTP.
+ *
+ *   npx tsx bench/apt-upload.ts [--packages 2000] [--clients 8]
+ *
+ * Starts Tollgate (RATE_LIMITS=off, its own DATA_DIR, default RSA-4096 key), uploads the corpus
+ * (bench/lib/deb-corpus.ts) with N concurrent clients, then reports packages per second, how many
+ * are missing from the signed index (Packages checked against the gpgv-verified InRelease), and
+ * how long one more upload takes to appear in the signed index — side by side with
+ * `aptly repo add` + `aptly publish update` of the same file on a repository of the same size.
+ */
+import { execFile, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { multipartBody } from '../test/helpers/multipart.js';
+import { debCorpus } from './lib/deb-corpus.js';
+import { runMeasured } from './lib/proc.js';
+import { textTable } from './lib/table.js';
+import { formatMs } from './lib/timing.js';
+
+const run = promisify(execFile);
+const root = new URL('..', import.meta.url).pathname;
+const work = join(root, 'bench', '.work');
+
+const arg = (name: string, fallback: number) => {
+  const at = process.argv.indexOf(`--${name}`);
+  return at > 0 ? Number(process.argv[at + 1]) : fallback;
+};
+const COUNT = arg('packages', 2000);
+const CLIENTS = arg('clients', 8);
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function main(): Promise<void> {
+  await mkdir(work, { recursive: true });
+  const corpus = await debCorpus(join(work, `upload-corpus-${COUNT}`), COUNT, 1);
+  const dataDir = join(work, 'upload-data');
+  await rm(dataDir, { recursive: true, force: true });
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const server = spawn(process.execPath, ['--import', 'tsx', join(root, 'src', 'main.ts')], {
+    cwd: root,
+    env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', RATE_LIMITS: 'off', LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  try {
+    for (let i = 0; ; i++) {
+      if ((await fetch(`${base}/health/ready`).catch(() => null))?.ok) break;
+      if (i > 300) throw new Error('service did not start');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const password = (await readFile(join(dataDir, 'initial-admin-password'), 'utf8')).trim();
+    const login = await fetch(`${base}/auth/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password }) });
+    const token = ((await login.json()) as { access_token: string }).access_token;
+    // The repository key and the first (empty) indexes: created at first start, before the clock runs.
+    await fetch(`${base}/settings/gpg`, { headers: { authorization: `Bearer ${token}` } });
+
+    const upload = async (path: string) => {
+      const form = await multipartBody({ distribution: 'jammy' }, { path });
+      const res = await fetch(`${base}/upload`, { method: 'POST', headers: { authorization: `Bearer ${token}`, ...form.headers }, body: form.payload });
+      const body = (await res.json()) as { status?: string };
+      return res.status === 201 && body.status === 'published';
+    };
+
+    const files = corpus.entries.slice(0, COUNT).map((e) => join(corpus.repoRoot, e.poolPath));
+    let next = 0;
+    let failed = 0;
+    const started = performance.now();
+    await Promise.all(
+      Array.from({ length: CLIENTS }, async () => {
+        while (next < files.length) {
+          const file = files[next++]!;
+          if (!(await upload(file))) failed++;
+        }
+      }),
+    );
+    const seconds = (performance.now() - started) / 1000;
+
+    // Count what the signed index lists: InRelease must verify, Packages must match its hash.
+    const keyring = join(work, 'upload-key.gpg');
+    await writeFile(keyring, Buffer.from(await (await fetch(`${base}/repo/keys/tollgate.gpg`)).arrayBuffer()));
+    const inRelease = await (await fetch(`${base}/repo/apt/dists/jammy/InRelease`)).text();
+    await writeFile(join(work, 'InRelease'), inRelease);
+    await run('gpgv', ['--keyring', keyring, join(work, 'InRelease')]);
+    const packages = Buffer.from(await (await fetch(`${base}/repo/apt/dists/jammy/main/binary-amd64/Packages`)).arrayBuffer());
+    const sha = createHash('sha256').update(packages).digest('hex');
+    if (!inRelease.includes(`${sha} ${packages.length} main/binary-amd64/Packages`)) throw new Error('Packages does not match the signed InRelease');
+    const listed = new Set([...packages.toString().matchAll(/^Package: (.+)$/gm)].map((m) => m[1]));
+    const missing = corpus.entries.slice(0, COUNT).filter((e) => !listed.has(e.name)).length;
+
+    const extra = corpus.entries[COUNT]!;
+    const oneStart = performance.now();
+    const ok = await upload(join(corpus.extraRoot, extra.poolPath));
+    const oneMs = performance.now() - oneStart;
+    const after = await (await fetch(`${base}/repo/apt/dists/jammy/main/binary-amd64/Packages`)).text();
+    if (!ok || !after.includes(`Package: ${extra.name}\n`)) throw new Error('the extra package is not in the index after its 201');
+
+    // aptly on a repository of the same packages: one more file, then publish update.
+    const gnupg = join(work, 'gnupg-upload');
+    await rm(gnupg, { recursive: true, force: true });
+    await mkdir(gnupg, { recursive: true, mode: 0o700 });
+    const env = { ...process.env, GNUPGHOME: gnupg };
+    await run('gpg', ['--batch', '--passphrase', '', '--quick-gen-key', 'Bench <bench@example.org>', 'rsa4096', 'sign', 'never'], { env });
+    const keyId = /^fpr:+([0-9A-F]{40}):/m.exec((await run('gpg', ['--batch', '--with-colons', '--list-secret-keys'], { env })).stdout)![1]!;
+    const config = join(work, 'aptly-upload.conf');
+    const rootDir = join(work, 'aptly-upload');
+    await rm(rootDir, { recursive: true, force: true });
+    await writeFile(config, JSON.stringify({ rootDir, architectures: ['amd64'], gpgProvider: 'gpg' }));
+    const aptly = (args: string[]) => runMeasured('aptly', [`-config=${config}`, ...args], { env });
+    await aptly(['repo', 'create', '-distribution=jammy', '-component=main', 'bench']);
+    await aptly(['repo', 'add', 'bench', join(corpus.repoRoot, 'pool')]);
+    await aptly(['publish', 'repo', `-gpg-key=${keyId}`, '-architectures=amd64', 'bench']);
+    const add = await aptly(['repo', 'add', 'bench', join(corpus.extraRoot, extra.poolPath)]);
+    const update = await aptly(['publish', 'update', `-gpg-key=${keyId}`, 'jammy']);
+    const aptlyMs = add.ms + update.ms;
+
+    console.log(textTable([
+      ['metric', 'value'],
+      ['packages uploaded', `${COUNT} by ${CLIENTS} concurrent clients`],
+      ['throughput', `${(COUNT / seconds).toFixed(1)} packages/s (${seconds.toFixed(1)} s)`],
+      ['uploads not answered 201 published', String(failed)],
+      ['missing from the signed index', String(missing)],
+      ['one more upload until in the signed index', formatMs(oneMs)],
+      ['aptly repo add + publish update, same file', formatMs(aptlyMs)],
+      ['ratio aptly/tollgate', `${(aptlyMs / oneMs).toFixed(1)}x`],
+    ]));
+    console.log(`targets: >= 50 packages/s: ${COUNT / seconds >= 50 ? 'met' : 'NOT met'}; none missing: ${missing === 0 ? 'met' : 'NOT met'}; >= 10x faster than aptly: ${aptlyMs / oneMs >= 10 ? 'met' : 'NOT met'}`);
+  } finally {
+    server.kill('SIGTERM');
+  }
+}
+
+await main();

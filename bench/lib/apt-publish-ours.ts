@@ -1,0 +1,66 @@
+/**
+ * Our side of bench/apt-publish, run in its own process so that its peak RSS is the service's:
+ *   load <dataDir> <manifest> <count>      stores `count` packages of the corpus in the database
+ *   measure <dataDir> <manifest> <count>   full publish (twice) and add-one publishes (five)
+ * Prints one JSON line.
+ */
+import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { pino } from 'pino';
+import { loadConfig } from '../../src/config.js';
+import { closeContext, createContext } from '../../src/services/context.js';
+import { insertPackage, type PackageRow } from '../../src/services/packages/package-store.js';
+import type { CorpusEntry } from './deb-corpus.js';
+
+const [mode, dataDir, manifestPath, countText] = process.argv.slice(2);
+const count = Number(countText);
+const ADDS = 5;
+
+function row(entry: CorpusEntry, seq: number): PackageRow {
+  const now = new Date().toISOString();
+  const field = (name: string) => new RegExp(`^${name}: (.*)$`, 'm').exec(entry.stanza)?.[1] ?? '';
+  return {
+    id: randomUUID(), distribution: 'jammy', format: 'deb', name: entry.name, version: field('Version'), arch: field('Architecture'),
+    status: 'published', cve_status: 'not_scanned', sha256: field('SHA256'), sha512: field('SHA512'), sha1: field('SHA1'), md5: field('MD5sum'),
+    size: Number(field('Size')), filename: entry.poolPath.split('/').pop()!, pool_path: `apt/${entry.poolPath}`, source_name: entry.name,
+    source_version: field('Version'), metadata: '{}', index_entry: entry.stanza, relations: '{}', files: '[]', pipeline: '[]',
+    findings: '{"counts":{},"details":[]}', reasons: '[]', uploaded_by: 'bench', sla_deadline: null, seq, created_at: now, updated_at: now,
+  };
+}
+
+const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', ENV: 'development' });
+const ctx = await createContext(config, pino({ level: 'silent' }));
+const entries = JSON.parse(await readFile(manifestPath!, 'utf8')) as CorpusEntry[];
+
+if (mode === 'load') {
+  await ctx.repo.keyring.ensureKey();
+  const rows = entries.slice(0, count).map((e, i) => row(e, i + 1));
+  await ctx.db.transaction().execute(async (trx) => {
+    for (let i = 0; i < rows.length; i += 500) await trx.insertInto('packages').values(rows.slice(i, i + 500)).execute();
+    await trx.updateTable('distributions').set({ generation: count }).where('codename', '=', 'jammy').execute();
+  });
+  console.log(JSON.stringify({ loaded: rows.length }));
+} else {
+  await ctx.repo.keyring.ensureKey();
+  const time = async (fn: () => Promise<void>) => {
+    const start = performance.now();
+    await fn();
+    return performance.now() - start;
+  };
+  const full: number[] = [];
+  for (let k = 0; k < 2; k++) {
+    ctx.repo.publisher.forget('jammy');
+    full.push(await time(() => ctx.repo.publisher.request('jammy')));
+  }
+  const add: number[] = [];
+  for (let k = 0; k < ADDS; k++) {
+    const extra = entries[count + k]!;
+    add.push(await time(async () => {
+      await ctx.db.transaction().execute((trx) => insertPackage(trx, row(extra, 0), []));
+      await ctx.repo.publisher.request('jammy');
+    }));
+  }
+  const signer = ctx.repo.keyring.current()!;
+  console.log(JSON.stringify({ full, add, peakRssBytes: process.resourceUsage().maxRSS * 1024, algorithm: signer.algorithm }));
+}
+await closeContext(ctx);
