@@ -7,8 +7,8 @@
  *  - full index rebuild: Packages, .gz, .xz, Release, InRelease and Release.gpg, signed;
  *  - publish after adding one package (median of five), signing and compression included;
  *  - peak RSS.
- * Ours: the service's own publisher over its database (run in a child process:
- * bench/lib/apt-publish-ours.ts) with its default RSA-4096 key, fsync on.
+ * Ours: the service's own publisher over its database (run in a child process on the compiled
+ * build: bench/lib/apt-publish-ours.ts) with its default RSA-4096 key, fsync on.
  * apt-ftparchive: `packages` (cold, then with a warm --db cache for add-one), gzip -6, xz -0,
  * `release`, gpg clear-sign and detach-sign (RSA-4096). aptly: `publish repo` for the full
  * rebuild (after `repo add`, timed apart), `repo add` + `publish update` for add-one.
@@ -120,6 +120,8 @@ async function aptly(corpus: Corpus, gpg: { env: NodeJS.ProcessEnv; keyId: strin
 
 async function main(): Promise<void> {
   await mkdir(work, { recursive: true });
+  // Our side runs the compiled service, as in production.
+  await run('npm', ['run', '--silent', 'build'], { cwd: root });
   const gpg = await gpgHome();
   const rows: string[][] = [['packages', 'metric', 'tollgate', 'apt-ftparchive', 'aptly', 'ftparchive/tollgate', 'aptly/tollgate']];
   const notes: string[] = [];

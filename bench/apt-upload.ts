@@ -12,7 +12,6 @@
 import { execFile, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { multipartBody } from '../test/helpers/multipart.js';
@@ -20,6 +19,7 @@ import { debCorpus } from './lib/deb-corpus.js';
 import { runMeasured } from './lib/proc.js';
 import { textTable } from './lib/table.js';
 import { formatMs } from './lib/timing.js';
+import { freePort } from '../test/helpers/net.js';
 
 const run = promisify(execFile);
 const root = new URL('..', import.meta.url).pathname;
@@ -32,14 +32,6 @@ const arg = (name: string, fallback: number) => {
 const COUNT = arg('packages', 2000);
 const CLIENTS = arg('clients', 8);
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 async function main(): Promise<void> {
   await mkdir(work, { recursive: true });

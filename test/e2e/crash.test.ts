@@ -2,24 +2,16 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { aptSandbox, exec } from '../helpers/apt.js';
 import { buildDeb } from '../helpers/debs.js';
 import { multipartBody } from '../helpers/multipart.js';
 import { makeTempDir } from '../helpers/tmp.js';
+import { freePort } from '../helpers/net.js';
 
 const root = new URL('../..', import.meta.url).pathname;
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** The real service in its own process, as `npm start` runs it. */
 function startService(dataDir: string, port: number): ChildProcess {

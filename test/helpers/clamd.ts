@@ -7,9 +7,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { access, constants, mkdir, writeFile } from 'node:fs/promises';
-import { createConnection, createServer } from 'node:net';
+import { createConnection } from 'node:net';
 import { join } from 'node:path';
 import { makeTempDir } from './tmp.js';
+import { freePort } from './net.js';
 
 export const CLAMD_BINARY = '/usr/sbin/clamd';
 
@@ -142,18 +143,6 @@ function answersPing(path: string): Promise<boolean> {
   });
 }
 
-/** A TCP port that was free a moment ago on 127.0.0.1. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));

@@ -5,9 +5,10 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { access, constants, mkdir, readFile, writeFile } from 'node:fs/promises';
-import { createConnection, createServer } from 'node:net';
+import { createConnection } from 'node:net';
 import { join } from 'node:path';
 import { makeTempDir } from './tmp.js';
+import { freePort } from './net.js';
 
 export const SLAPD_BINARY = '/usr/sbin/slapd';
 export const BASE_DN = 'dc=example,dc=org';
@@ -240,14 +241,3 @@ function accepts(port: number): Promise<boolean> {
   });
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}

@@ -16,7 +16,9 @@ export async function runPipeline(steps: readonly PipelineStep[], state: UploadS
   let stopped = false;
   for (const step of ordered) {
     if (stopped) {
-      results.push({ name: step.name, status: 'skipped', message: 'not run: an earlier step decided the outcome', value: 'skipped' });
+      const skipped: StepResult = { name: step.name, status: 'skipped', message: 'not run: an earlier step decided the outcome', value: 'skipped' };
+      results.push(skipped);
+      observer.stepFinished?.(skipped);
       continue;
     }
     observer.stepStarted?.(step.name);

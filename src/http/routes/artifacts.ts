@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { findDistribution } from '../../domain/distributions.js';
 import { handlerFor } from '../../services/formats/index.js';
 import type { AppContext } from '../../services/context.js';
-import { Catalog, versionView } from '../../services/packages/catalog.js';
+import { Catalog, latestRow, versionView } from '../../services/packages/catalog.js';
 import { inspectedFromRow } from '../../services/packages/lifecycle.js';
 import { providesLookup } from '../../services/packages/package-store.js';
 import { installInstructions } from '../../services/packages/install.js';
@@ -44,7 +44,7 @@ export async function artifactRoutes(app: App, ctx: AppContext): Promise<void> {
     schema: { tags: ['artifacts'], summary: 'All versions, the last validation results and CVE findings', params: Type.Object({ name: Name }), response: { ...errorResponses, 200: AnyObject } },
   }, async (request) => {
     const rows = await rowsOr404(request.params.name);
-    const latest = rows.at(-1)!;
+    const latest = latestRow(rows);
     return {
       name: latest.name,
       format: latest.format,
@@ -72,7 +72,7 @@ export async function artifactRoutes(app: App, ctx: AppContext): Promise<void> {
     },
   }, async (request) => {
     const rows = await rowsOr404(request.params.name, request.query);
-    const row = rows.at(-1)!;
+    const row = latestRow(rows);
     const dist = findDistribution(row.distribution)!;
     const report = await handlerFor(dist.format).checkDependencies(inspectedFromRow(row), providesLookup(ctx.db, dist.codename), dist);
     return { name: row.name, version: row.version, distribution: row.distribution, ...report };
@@ -88,7 +88,7 @@ export async function artifactRoutes(app: App, ctx: AppContext): Promise<void> {
     },
   }, async (request) => {
     const rows = await rowsOr404(request.params.name, request.query);
-    const row = rows.at(-1)!;
+    const row = latestRow(rows);
     const base = (await ctx.settings.get('app_url')) ?? ctx.config.appUrl;
     return installInstructions(base, findDistribution(row.distribution)!, row);
   });

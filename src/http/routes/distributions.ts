@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { findDistribution } from '../../domain/distributions.js';
 import type { AppContext } from '../../services/context.js';
-import { Catalog } from '../../services/packages/catalog.js';
+import { Catalog, latestRow } from '../../services/packages/catalog.js';
 import { principalOf } from '../auth-hook.js';
 import { notFound, unprocessable } from '../errors.js';
 import { AnyObject, errorResponses, PageQuery, pageOf } from '../schemas.js';
@@ -60,10 +60,10 @@ export async function distributionRoutes(app: App, ctx: AppContext): Promise<voi
     if (missing.length) throw unprocessable('validation_error', `required: ${missing.join(', ')}`, missing.map((m) => ({ loc: ['body', m.split(' ')[0]!], msg: 'required' })));
     let version = b.version;
     if (!version) {
-      // Form 2 names no version: the newest one in the source distribution.
+      // Form 2 names no version: the highest one in the source distribution.
       const rows = await lifecycle.rows(name!, { distribution: from!, arch: b.arch });
       if (rows.length === 0) throw notFound(`Package ${name} in ${from}`, 'package_not_found');
-      version = rows.at(-1)!.version;
+      version = latestRow(rows).version;
     }
     const promoted = await lifecycle.promote(name!, version, b.arch, from!, to!);
     const actor = principalOf(request).user.username;
@@ -100,17 +100,21 @@ export async function distributionRoutes(app: App, ctx: AppContext): Promise<voi
   });
 
   app.post('/distributions/init', {
+    // Form 2 sends no body at all; the schema validates an object, so an absent body is an empty one.
+    preValidation: async (request) => {
+      if (request.body === undefined || request.body === null) request.body = {};
+    },
     schema: {
       tags: ['distributions'],
       summary: 'Initialise (form 1: one codename with a description) or re-initialise every distribution (form 2: no body) and export signed indexes',
-      body: Type.Optional(Type.Object({ codename: Type.Optional(Codename), description: Type.Optional(Type.String({ maxLength: 200 })) }, { additionalProperties: false })),
+      body: Type.Object({ codename: Type.Optional(Codename), description: Type.Optional(Type.String({ maxLength: 200 })) }, { additionalProperties: false }),
       response: { ...errorResponses, 200: Type.Object({ initialized: Type.Array(Type.String()) }) },
     },
   }, async (request) => {
-    const body = request.body ?? {};
+    const body = request.body;
     const codenames = body.codename ? [body.codename] : (await catalog.distributions()).map((d) => d.codename);
     for (const codename of codenames) {
-      if (!findDistribution(codename)) throw notFound(`Distribution ${codename}`, 'unknown_distribution');
+      if (!findDistribution(codename)) throw unprocessable('unknown_distribution', `Unknown distribution ${codename}`);
     }
     for (const codename of codenames) {
       const patch = body.description ? { description: body.description } : {};

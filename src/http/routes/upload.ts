@@ -2,11 +2,13 @@ import { rm } from 'node:fs/promises';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { hashStream, type HashedTempFile } from '../../adapters/storage/hash-stream.js';
+import { findDistribution } from '../../domain/distributions.js';
+import { DomainError } from '../../domain/errors.js';
 import type { StepName, StepResult } from '../../domain/pipeline/types.js';
 import type { AppContext } from '../../services/context.js';
 import type { UploadAnswer } from '../../services/upload.js';
 import { principalOf } from '../auth-hook.js';
-import { toErrorAnswer, unprocessable } from '../errors.js';
+import { badRequest, HttpError, toErrorAnswer, unprocessable } from '../errors.js';
 import { errorResponses } from '../schemas.js';
 import type { App } from '../types.js';
 
@@ -27,6 +29,19 @@ const UploadResultOut = Type.Object({
 });
 
 const SHA256 = /^[0-9a-fA-F]{64}$/;
+
+/**
+ * The multipart parser fails with plain Errors ("Unexpected end of multipart data", "Malformed
+ * part header"): a broken body is the client's fault, a 400, never a 500. Errors that already
+ * carry an answer (size limits, domain errors) pass through.
+ */
+function asClientError(error: unknown): unknown {
+  if (error instanceof HttpError || error instanceof DomainError) return error;
+  const e = error as { code?: unknown; statusCode?: unknown; message?: unknown };
+  if (typeof e?.code === 'string' && e.code.startsWith('FST_')) return error;
+  if (typeof e?.statusCode === 'number' && e.statusCode < 500) return error;
+  return badRequest('malformed_multipart', `Malformed multipart body: ${typeof e?.message === 'string' ? e.message : 'unreadable'}`);
+}
 
 interface ParsedUpload {
   file: HashedTempFile;
@@ -57,7 +72,7 @@ async function readUploadForm(request: FastifyRequest, ctx: AppContext): Promise
     }
   } catch (error) {
     if (file) await rm(file.path, { force: true });
-    throw error;
+    throw asClientError(error);
   }
   const problems: Array<{ loc: string[]; msg: string }> = [];
   if (!file) problems.push({ loc: ['body', 'file'], msg: 'a package file is required' });
@@ -66,6 +81,11 @@ async function readUploadForm(request: FastifyRequest, ctx: AppContext): Promise
   if (problems.length) {
     if (file) await rm(file.path, { force: true });
     throw unprocessable('validation_error', problems.map((p) => `${p.loc.join('.')}: ${p.msg}`).join('; '), problems);
+  }
+  if (!findDistribution(fields.distribution!)) {
+    // Checked here too (the service checks again) so that /upload/stream answers a plain 4xx before its stream starts.
+    await rm(file!.path, { force: true });
+    throw new DomainError('invalid', 'unknown_distribution', `Unknown distribution ${fields.distribution}`);
   }
   return { file: file!, distribution: fields.distribution!, sha256: fields.sha256 ?? null };
 }

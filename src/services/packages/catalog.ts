@@ -1,6 +1,8 @@
 import { sql } from 'kysely';
 import type { Db } from '../../adapters/db/index.js';
+import { compareDebianVersions } from '../../domain/deb/version.js';
 import { DISTRIBUTIONS, INDEXED_STATUSES } from '../../domain/distributions.js';
+import { compareEvr, parseEvr } from '../../domain/rpm/vercmp.js';
 import { toApiTime } from '../time.js';
 import { normaliseRow, type PackageRow } from './package-store.js';
 
@@ -30,6 +32,28 @@ export function versionView(row: PackageRow) {
   };
 }
 
+/** Orders two versions of one package as its package manager does (dpkg, or rpm with epoch). */
+export function compareRowVersions(a: Pick<PackageRow, 'format' | 'version'>, b: Pick<PackageRow, 'format' | 'version'>): number {
+  if (a.format === 'rpm' && b.format === 'rpm') return compareEvr(parseEvr(a.version), parseEvr(b.version));
+  try {
+    return compareDebianVersions(a.version, b.version);
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * The latest version among rows of one package: the highest version (what apt or dnf would pick),
+ * the most recent upload among equal versions. Not the last upload: a backport uploaded after a
+ * newer release does not become "latest".
+ */
+export function latestRow<T extends Pick<PackageRow, 'format' | 'version' | 'seq'>>(rows: readonly T[]): T {
+  return rows.reduce((best, row) => {
+    const order = compareRowVersions(row, best);
+    return order > 0 || (order === 0 && Number(row.seq) > Number(best.seq)) ? row : best;
+  });
+}
+
 export interface PageRequest {
   page: number;
   perPage: number;
@@ -45,7 +69,7 @@ export class Catalog {
     if (filter.distribution) q = q.where('distribution', '=', filter.distribution);
     if (filter.q) q = q.where(sql`lower(name)`, 'like', sql`${`%${filter.q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`} escape '\\'`);
     const total = Number((await q.select((eb) => eb.fn.countAll().as('n')).executeTakeFirst())?.n ?? 0);
-    const rows = (await q.selectAll().orderBy('name').orderBy('seq').limit(page.perPage).offset((page.page - 1) * page.perPage).execute()).map(normaliseRow);
+    const rows = (await q.selectAll().orderBy('name').orderBy('created_at').orderBy('seq').limit(page.perPage).offset((page.page - 1) * page.perPage).execute()).map(normaliseRow);
     return { total, items: rows.map((r) => ({ ...versionView(r), index_entry: r.format === 'deb' ? r.index_entry : undefined })) };
   }
 
@@ -58,10 +82,11 @@ export class Catalog {
     if (pageNames.length === 0) return { total, items: [] };
     let rowsQ = this.db.selectFrom('packages').selectAll().where('name', 'in', pageNames);
     if (distribution) rowsQ = rowsQ.where('distribution', '=', distribution);
-    const rows = (await rowsQ.orderBy('seq').execute()).map(normaliseRow);
+    const rows = (await rowsQ.orderBy('created_at').orderBy('seq').execute()).map(normaliseRow);
     const items = pageNames.map((name) => {
-      const versions = rows.filter((r) => r.name === name).map(versionView);
-      const latest = versions.at(-1)!;
+      const own = rows.filter((r) => r.name === name);
+      const versions = own.map(versionView);
+      const latest = versionView(latestRow(own));
       const worst = ['quarantined', 'pending_review', 'upgrade_required', 'exception', 'accepted_risk', 'published'].find((s) => versions.some((v) => v.status === s));
       return {
         name,

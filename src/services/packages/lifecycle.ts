@@ -48,7 +48,8 @@ export function inspectedFromRow(row: PackageRow): InspectedPackage {
 
 function distributionOrThrow(codename: string): Distribution {
   const dist = findDistribution(codename);
-  if (!dist) throw new DomainError('not_found', 'unknown_distribution', `Unknown distribution ${codename}`);
+  // A codename in a request body is a value from a fixed list: an invalid one is a 422, as in upload.
+  if (!dist) throw new DomainError('invalid', 'unknown_distribution', `Unknown distribution ${codename}`);
   return dist;
 }
 
@@ -65,7 +66,7 @@ export class PackageLifecycle {
     if (filter.version) q = q.where('version', '=', filter.version);
     if (filter.distribution) q = q.where('distribution', '=', filter.distribution);
     if (filter.arch) q = q.where('arch', '=', filter.arch);
-    return (await q.orderBy('seq').execute()).map(normaliseRow);
+    return (await q.orderBy('created_at').orderBy('seq').execute()).map(normaliseRow);
   }
 
   /** Removes the rows, unpublishes their files, and re-signs the affected indexes. */
@@ -108,7 +109,7 @@ export class PackageLifecycle {
     if (from === to) throw new DomainError('invalid', 'same_distribution', 'Source and target distribution are the same');
     let q = this.db.selectFrom('packages').selectAll().where('distribution', '=', from);
     if (names) q = q.where('name', 'in', names.length ? names : ['']);
-    const rows = (await q.orderBy('seq').execute()).map(normaliseRow);
+    const rows = (await q.orderBy('created_at').orderBy('seq').execute()).map(normaliseRow);
     return this.copyAll(rows, target);
   }
 
