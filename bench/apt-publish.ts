@@ -45,7 +45,9 @@ async function ours(corpus: Corpus, count: number): Promise<SideResult> {
   await rm(dataDir, { recursive: true, force: true });
   const script = join(root, 'bench', 'lib', 'apt-publish-ours.ts');
   await run(process.execPath, ['--import', 'tsx', script, 'load', dataDir, corpus.manifest, String(count)], { cwd: root, maxBuffer: 64 << 20 });
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', script, 'measure', dataDir, corpus.manifest, String(count)], { cwd: root, maxBuffer: 64 << 20 });
+  const extras = join(work, `apt-extras-${count}.json`);
+  await writeFile(extras, JSON.stringify(corpus.entries.slice(count, count + EXTRA)));
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', script, 'measure', dataDir, extras, String(count)], { cwd: root, maxBuffer: 64 << 20 });
   const r = JSON.parse(stdout.trim().split('\n').pop()!) as { full: number[]; add: number[]; peakRssBytes: number; algorithm: string };
   return { fullMs: Math.min(...r.full), addOneMs: median(r.add), peakRssBytes: r.peakRssBytes, note: `${r.algorithm}; adds ${r.add.map((x) => x.toFixed(0)).join('/')} ms` };
 }

@@ -3,7 +3,9 @@
  * It loads the compiled service (dist/, as `npm start` runs it in production; the caller builds
  * it first) rather than transpiling src/ in-process, which alone adds ~70 MB of RSS:
  *   load <dataDir> <manifest> <count>      stores `count` packages of the corpus in the database
- *   measure <dataDir> <manifest> <count>   full publish (twice) and add-one publishes (five)
+ *   measure <dataDir> <extras.json> <count>  full publish (twice) and add-one publishes (one per
+ *                                           entry of extras.json: only those are read, so the
+ *                                           corpus itself never counts in this process's peak RSS)
  * Prints one JSON line.
  */
 import { randomUUID } from 'node:crypto';
@@ -19,7 +21,6 @@ const { insertPackage } = (await import(dist('services/packages/package-store.js
 
 const [mode, dataDir, manifestPath, countText] = process.argv.slice(2);
 const count = Number(countText);
-const ADDS = 5;
 
 function row(entry: CorpusEntry, seq: number): PackageRow {
   const now = new Date().toISOString();
@@ -35,9 +36,8 @@ function row(entry: CorpusEntry, seq: number): PackageRow {
 
 const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', ENV: 'development' });
 const ctx = await createContext(config, pino({ level: 'silent' }));
-const entries = JSON.parse(await readFile(manifestPath!, 'utf8')) as CorpusEntry[];
-
 if (mode === 'load') {
+  const entries = JSON.parse(await readFile(manifestPath!, 'utf8')) as CorpusEntry[];
   await ctx.repo.keyring.ensureKey();
   const rows = entries.slice(0, count).map((e, i) => row(e, i + 1));
   await ctx.db.transaction().execute(async (trx) => {
@@ -46,6 +46,7 @@ if (mode === 'load') {
   });
   console.log(JSON.stringify({ loaded: rows.length }));
 } else {
+  const extras = JSON.parse(await readFile(manifestPath!, 'utf8')) as CorpusEntry[];
   await ctx.repo.keyring.ensureKey();
   const time = async (fn: () => Promise<void>) => {
     const start = performance.now();
@@ -58,8 +59,7 @@ if (mode === 'load') {
     full.push(await time(() => ctx.repo.publisher.request('jammy')));
   }
   const add: number[] = [];
-  for (let k = 0; k < ADDS; k++) {
-    const extra = entries[count + k]!;
+  for (const extra of extras) {
     add.push(await time(async () => {
       await ctx.db.transaction().execute((trx) => insertPackage(trx, row(extra, 0), []));
       await ctx.repo.publisher.request('jammy');

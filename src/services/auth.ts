@@ -132,11 +132,17 @@ export class AuthService {
       .catch(() => false);
   }
 
+  private async directoryUser(username: string): Promise<UserRow | undefined> {
+    const user = await this.users.byUsername(username.toLowerCase());
+    return user?.source === 'ldap' ? user : undefined;
+  }
+
   async login(username: string, password: string, otp?: string): Promise<LoginOutcome> {
     const retryAfter = await this.lockedFor(username);
     if (retryAfter > 0) return { kind: 'locked', retryAfter };
 
-    let user = await this.users.byUsername(username);
+    // Directory logins are case-insensitive (LDAP matches uid that way): one local record each, lower-cased.
+    let user = (await this.users.byUsername(username)) ?? (await this.directoryUser(username));
     let ok = false;
     if (user?.password_hash) {
       ok = await this.users.checkPassword(user, password);
@@ -145,7 +151,7 @@ export class AuthService {
       if (dir?.ok) {
         user = user
           ? await this.users.update(user, { role: dir.role, email: dir.email, full_name: dir.fullName })
-          : await this.users.create({ username, password: null, role: dir.role, email: dir.email, full_name: dir.fullName, source: 'ldap' });
+          : await this.users.create({ username: username.toLowerCase(), password: null, role: dir.role, email: dir.email, full_name: dir.fullName, source: 'ldap' });
         ok = true;
       }
     }

@@ -89,6 +89,13 @@ for (const backend of backends()) {
       assert.ok(audit.some((a) => a.result === 'SUCCESS'));
     });
 
+    it('keeps one local record however the login name is capitalised', async () => {
+      const res = await tokenRequest(t, 'ALICE', 'alice-pw');
+      assert.equal(res.statusCode, 200, res.body);
+      const rows = await t.ctx.db.selectFrom('users').select('username').where('source', '=', 'ldap').execute();
+      assert.deepEqual(rows.map((r) => r.username).filter((u) => u.toLowerCase() === 'alice'), ['alice']);
+    });
+
     it('maps a posixGroup membership too', async () => {
       const res = await tokenRequest(t, 'dora', 'dora-pw');
       assert.equal(res.statusCode, 200, res.body);

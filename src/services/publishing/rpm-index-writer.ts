@@ -3,21 +3,39 @@ import { join } from 'node:path';
 import type { Signer } from '../../adapters/signing/signer.js';
 import { writeFileAtomic } from '../../adapters/storage/atomic.js';
 import type { Distribution } from '../../domain/distributions.js';
-import { buildRepodata, type PackageChunks } from '../../domain/repo/rpm/assemble.js';
+import { RepodataBuilder, type PackageChunks } from '../../domain/repo/rpm/assemble.js';
 import { rpmTreeRoot } from '../formats/rpm.js';
 import type { IndexWriter } from './index-writer.js';
 
 /** How many earlier repodata generations stay on disk for clients still reading them. */
 const KEEP_GENERATIONS = 3;
 const HISTORY_FILE = '.generations.json';
+/**
+ * Distributions whose parsed entries and compressed segments stay in memory (~90 MB per 10,000
+ * packages): the ones published last, where uploads are going; the others rebuild from scratch.
+ */
+const CACHED_DISTRIBUTIONS = 2;
+
+/** What the writer remembers of a distribution between publishes. */
+interface DistributionState {
+  /** Stored entry → its parsed chunks, for the entries of the last publish. */
+  parsed: Map<string, PackageChunks>;
+  builder: RepodataBuilder;
+}
 
 /**
  * repodata for one RPM distribution. The data files have content-addressed names, so a new
  * generation is written beside the old one; repomd.xml.asc and repomd.xml are renamed into place
  * last, and the files of the previous generations are removed only once they are several
  * generations old, so a client that read an earlier repomd.xml still finds what it names.
+ *
+ * The writer lives as long as the service and remembers, per distribution, the parsed entries and
+ * the compressed segments of the last publish: publishing after one upload parses one entry and
+ * compresses one segment per document instead of the whole repository.
  */
 export class RpmIndexWriter implements IndexWriter {
+  private readonly states = new Map<string, DistributionState>();
+
   constructor(
     private readonly repoDir: string,
     private readonly now: () => Date = () => new Date(),
@@ -25,13 +43,27 @@ export class RpmIndexWriter implements IndexWriter {
 
   async write(dist: Distribution, entries: readonly string[], signer: Signer): Promise<void> {
     const root = join(this.repoDir, rpmTreeRoot(dist));
-    const chunks = entries.map((e) => JSON.parse(e) as PackageChunks);
-    const repodata = await buildRepodata(chunks, { timestamp: Math.floor(this.now().getTime() / 1000) });
-    for (const file of repodata.files) await writeFileAtomic(join(root, file.path), file.data);
+    const state = this.states.get(dist.codename) ?? { parsed: new Map<string, PackageChunks>(), builder: new RepodataBuilder() };
+    const parsed = new Map<string, PackageChunks>();
+    const chunks = entries.map((e) => {
+      const c = parsed.get(e) ?? state.parsed.get(e) ?? (JSON.parse(e) as PackageChunks);
+      parsed.set(e, c);
+      return c;
+    });
+    const repodata = await state.builder.build(chunks, { timestamp: Math.floor(this.now().getTime() / 1000) });
+    // Only now: a failed build leaves the previous state, which still describes valid chunks.
+    this.states.delete(dist.codename);
+    this.states.set(dist.codename, { parsed, builder: state.builder });
+    while (this.states.size > CACHED_DISTRIBUTIONS) this.states.delete(this.states.keys().next().value!);
+    await Promise.all(repodata.files.map((file) => writeFileAtomic(join(root, file.path), file.data)));
     const signature = await signer.detachedSign(repodata.repomd);
     await writeFileAtomic(join(root, 'repodata', 'repomd.xml.asc'), signature);
     await writeFileAtomic(join(root, 'repodata', 'repomd.xml'), repodata.repomd);
     await this.pruneOldGenerations(root, repodata.files.map((f) => f.path));
+  }
+
+  forget(codename: string): void {
+    this.states.delete(codename);
   }
 
   private async pruneOldGenerations(root: string, current: string[]): Promise<void> {
