@@ -86,7 +86,7 @@ async function main(): Promise<void> {
     await run('gpgv', ['--keyring', keyring, join(work, 'InRelease')]);
     const packages = Buffer.from(await (await fetch(`${base}/repo/apt/dists/jammy/main/binary-amd64/Packages`)).arrayBuffer());
     const sha = createHash('sha256').update(packages).digest('hex');
-    if (!inRelease.includes(`${sha} ${packages.length} main/binary-amd64/Packages`)) throw new Error('Packages does not match the signed InRelease');
+    if (!new RegExp(`^ ${sha} +${packages.length} main/binary-amd64/Packages$`, 'm').test(inRelease)) throw new Error('Packages does not match the signed InRelease');
     const listed = new Set([...packages.toString().matchAll(/^Package: (.+)$/gm)].map((m) => m[1]));
     const missing = corpus.entries.slice(0, COUNT).filter((e) => !listed.has(e.name)).length;
 

@@ -18,7 +18,8 @@ import { packagesIndex } from '../../domain/repo/apt/stanza.js';
 import { parseXzTail, xzBlocksOf, xzIndexAndFooter, type XzBlockRecord } from '../../domain/repo/xz-container.js';
 import { fsyncDir, isErrno, tempPathFor, writeFileAtomic } from './atomic.js';
 import type { ContentDigests } from './hash-stream.js';
-import { compressXz, type XzOptions } from './xz.js';
+import lzma from 'lzma-native';
+import type { XzOptions } from './xz.js';
 
 const gzipAsync = promisify(gzip);
 const ALGORITHMS = ['md5', 'sha1', 'sha256', 'sha512'] as const;
@@ -85,9 +86,13 @@ interface VariantState {
 export interface AptIndexState {
   indexDir: string;
   variants: VariantState[];
+  /** Appends since the last full write: each adds a small, less compressed gzip member and xz block. */
+  appends: number;
 }
 
 export interface IndexFileOptions {
+  /** Appends allowed before the next publish rewrites the files in full. */
+  maxAppends: number;
   gzipLevel: number;
   xz: XzOptions;
   sync: boolean;
@@ -134,8 +139,9 @@ async function placeObject(indexDir: string, tmp: string, d: ContentDigests): Pr
     }
     await rename(linkTmp, path);
   }
+  // The names are hard links to one inode: touching one marks the object as fresh for the sweep.
   const now = new Date();
-  await Promise.all(paths.map((p) => utimes(p, now, now)));
+  await utimes(object, now, now);
   return object;
 }
 
@@ -153,11 +159,8 @@ async function exposeAs(indexDir: string, name: VariantName, object: string): Pr
 }
 
 async function finishWrite(indexDir: string, variants: VariantState[], sync: boolean): Promise<void> {
-  for (const v of variants) await exposeAs(indexDir, v.name, v.object);
-  if (sync) {
-    for (const [dir] of BY_HASH_DIRS) await fsyncDir(join(indexDir, 'by-hash', dir));
-    await fsyncDir(indexDir);
-  }
+  await Promise.all(variants.map((v) => exposeAs(indexDir, v.name, v.object)));
+  if (sync) await Promise.all([...BY_HASH_DIRS.map(([dir]) => fsyncDir(join(indexDir, 'by-hash', dir))), fsyncDir(indexDir)]);
 }
 
 /** Passes bytes through, hashing them on the way. */
@@ -281,77 +284,109 @@ export async function writeFullIndex(indexDir: string, batches: AsyncIterable<re
     variants.push({ name: b.name, object: await placeObject(indexDir, b.temp, digests), digests, prefix: b.prefix, xz: b.xz });
   }
   await finishWrite(indexDir, variants, o.sync);
-  return { indexDir, variants };
+  return { indexDir, variants, appends: 0 };
 }
 
 /** Extends an index written by this process with more Packages text; null when it cannot. */
 export async function appendToIndex(state: AptIndexState, added: Buffer, o: IndexFileOptions): Promise<AptIndexState | null> {
+  // Compaction: after enough small members and blocks, a full write compresses everything as one.
+  if (state.appends >= o.maxAppends) return null;
   const [plainV, gzV, xzV] = state.variants;
   if (!plainV || !gzV || !xzV?.xz) return null;
   for (const v of state.variants) {
     // Someone removed the object (a pruning bug, a manual clean-up): start over in full.
     if (!(await stat(v.object).then(() => true, () => false))) return null;
   }
-  const member = await gzipAsync(added, { level: o.gzipLevel });
-  const block = added.length ? xzBlocksOf(await compressXz(added, { ...o.xz, threads: 1 })) : null;
+  // The new text as one gzip member and one xz block (liblzma in-process, single-threaded so one block).
+  const [member, xzStream] = await Promise.all([
+    gzipAsync(added, { level: o.gzipLevel }),
+    added.length ? lzma.compress(added, { preset: o.xz.preset ?? 0, check: lzma.CHECK_CRC64, threads: 1 }) : null,
+  ]);
+  const block = xzStream ? xzBlocksOf(xzStream) : null;
   if (block && !block.flags.equals(xzV.xz.flags)) return null;
 
-  const next: VariantState[] = [];
-  const grow = async (v: VariantState, appended: Buffer, tail: Buffer, keepBytes: number | null, xz: VariantState['xz']) => {
+  const grow = async (v: VariantState, appended: Buffer, tail: Buffer, keepBytes: number | null, xz: VariantState['xz']): Promise<VariantState> => {
     const prefix = await v.prefix.copy().update(appended);
     const digests = await prefix.finish(tail);
     const tmp = await appendToCopy(v.object, join(state.indexDir, 'by-hash', 'SHA256', digests.sha256), keepBytes, Buffer.concat([appended, tail]), o.sync);
-    next.push({ name: v.name, object: await placeObject(state.indexDir, tmp, digests), digests, prefix, xz });
+    return { name: v.name, object: await placeObject(state.indexDir, tmp, digests), digests, prefix, xz };
   };
-  await grow(plainV, added, Buffer.alloc(0), null, null);
-  await grow(gzV, member, Buffer.alloc(0), null, null);
   const blocks = [...xzV.xz.blocks, ...(block?.records ?? [])];
   const blockBytes = block?.bytes ?? Buffer.alloc(0);
-  await grow(xzV, blockBytes, xzIndexAndFooter(blocks, xzV.xz.flags), xzV.xz.indexOffset, {
-    blocks,
-    flags: xzV.xz.flags,
-    indexOffset: xzV.xz.indexOffset + blockBytes.length,
-  });
+  const next = await Promise.all([
+    grow(plainV, added, Buffer.alloc(0), null, null),
+    grow(gzV, member, Buffer.alloc(0), null, null),
+    grow(xzV, blockBytes, xzIndexAndFooter(blocks, xzV.xz.flags), xzV.xz.indexOffset, {
+      blocks,
+      flags: xzV.xz.flags,
+      indexOffset: xzV.xz.indexOffset + blockBytes.length,
+    }),
+  ]);
   await finishWrite(state.indexDir, next, o.sync);
-  return { indexDir: state.indexDir, variants: next };
+  return { indexDir: state.indexDir, variants: next, appends: state.appends + 1 };
 }
 
 export function writtenVariants(state: AptIndexState): WrittenVariant[] {
   return state.variants.map((v) => ({ name: v.name, digests: v.digests }));
 }
 
+export interface PruneOptions {
+  /** Generations always kept, the current one included. */
+  keep: number;
+  /** Younger generations are kept too (a client between InRelease and its index files)… */
+  minAgeSeconds: number;
+  /** …but never more than this many, so a burst of publishes cannot pile up full-size copies. */
+  maxKept: number;
+  /** Also delete by-hash files no generation names (after a full write; appends skip the scan). */
+  sweep: boolean;
+}
+
+interface Generation {
+  at: number;
+  files: string[];
+}
+
 /**
- * Remembers this generation's by-hash objects and deletes objects that belong to none of the
- * last `keep` generations and are older than `minAgeSeconds` (clients mid-update still find theirs).
+ * Records this generation's by-hash objects in a manifest and deletes the objects of the
+ * generations that are neither among the last `keep` nor young enough to be in use.
  */
-export async function pruneByHash(indexDir: string, state: AptIndexState, keep: number, minAgeSeconds: number, sync: boolean): Promise<void> {
+export async function pruneByHash(indexDir: string, state: AptIndexState, o: PruneOptions, sync: boolean): Promise<void> {
   const current = state.variants.flatMap((v) => BY_HASH_DIRS.map(([dir, algo]) => `by-hash/${dir}/${v.digests[algo]}`));
   const manifestPath = join(indexDir, 'by-hash', GENERATIONS_FILE);
-  let generations: string[][] = [];
+  let generations: Generation[] = [];
   try {
     const parsed: unknown = JSON.parse(await readFile(manifestPath, 'utf8'));
-    if (Array.isArray(parsed)) generations = parsed.filter((g): g is string[] => Array.isArray(g) && g.every((p) => typeof p === 'string'));
+    if (Array.isArray(parsed)) {
+      generations = parsed.filter((g): g is Generation => typeof g === 'object' && g !== null && typeof (g as Generation).at === 'number' && Array.isArray((g as Generation).files));
+    }
   } catch (err) {
-    // A missing or damaged manifest only means less is known to keep; the age rule still protects.
+    // A missing or damaged manifest only means less is known to keep; the sweep rule below protects.
     if (!isErrno(err, 'ENOENT') && !(err instanceof SyntaxError)) throw err;
   }
-  generations = [current, ...generations.filter((g) => g.join() !== current.join())].slice(0, keep + 1);
-  const kept = new Set(generations.flat());
-  const cutoff = Date.now() - minAgeSeconds * 1000;
-  for (const [dir] of BY_HASH_DIRS) {
-    let names: string[];
-    try {
-      names = await readdir(join(indexDir, 'by-hash', dir));
-    } catch (err) {
-      if (isErrno(err, 'ENOENT')) continue;
-      throw err;
-    }
-    for (const name of names) {
-      const rel = `by-hash/${dir}/${name}`;
-      if (kept.has(rel) || name.startsWith('.')) continue;
-      const info = await stat(join(indexDir, rel)).catch(() => null);
-      if (info && info.isFile() && info.mtimeMs < cutoff) await rm(join(indexDir, rel), { force: true });
+  const now = Date.now();
+  const key = current.join();
+  generations = [{ at: now, files: current }, ...generations.filter((g) => g.files.join() !== key)];
+  const kept = generations.filter((g, i) => i < o.keep || (i < o.maxKept && now - g.at < o.minAgeSeconds * 1000));
+  const dropped = generations.slice(kept.length);
+  const keptFiles = new Set(kept.flatMap((g) => g.files));
+  for (const g of dropped) for (const rel of g.files) if (!keptFiles.has(rel)) await rm(join(indexDir, rel), { force: true });
+  if (o.sweep) {
+    const cutoff = now - o.minAgeSeconds * 1000;
+    for (const [dir] of BY_HASH_DIRS) {
+      let names: string[];
+      try {
+        names = await readdir(join(indexDir, 'by-hash', dir));
+      } catch (err) {
+        if (isErrno(err, 'ENOENT')) continue;
+        throw err;
+      }
+      for (const name of names) {
+        const rel = `by-hash/${dir}/${name}`;
+        if (keptFiles.has(rel) || name.startsWith('.')) continue;
+        const info = await stat(join(indexDir, rel)).catch(() => null);
+        if (info && info.isFile() && info.mtimeMs < cutoff) await rm(join(indexDir, rel), { force: true });
+      }
     }
   }
-  await writeFileAtomic(manifestPath, `${JSON.stringify(generations)}\n`, { noSync: !sync });
+  await writeFileAtomic(manifestPath, `${JSON.stringify(kept)}\n`, { noSync: !sync });
 }

@@ -44,12 +44,16 @@ export interface AptPublishOptions {
   date?: Date;
   /** Adds `Valid-Until: date + validForSeconds`. */
   validForSeconds?: number | null;
-  /** By-hash generations kept besides the current one (default 3). */
+  /** By-hash generations always kept, the current one included (default 3). */
   keepGenerations?: number;
-  /** By-hash files younger than this are never deleted (default 600 s). */
+  /** Younger by-hash generations are kept too (default 60 s)… */
   byHashMinAgeSeconds?: number;
+  /** …up to this many generations in all (default 20). */
+  maxKeptGenerations?: number;
   gzipLevel?: number;
   xz?: XzOptions;
+  /** Appends allowed before the next publish rewrites the index in full (default 200). */
+  maxAppends?: number;
   /** fsync written files (default true; tests may turn it off). */
   sync?: boolean;
 }
@@ -90,7 +94,14 @@ function layout(o: AptPublishOptions) {
   return { component, arch, distDir, indexRel, indexDir: join(distDir, indexRel) };
 }
 
-const fileOptions = (o: AptPublishOptions): IndexFileOptions => ({ gzipLevel: o.gzipLevel ?? 6, xz: o.xz ?? {}, sync: o.sync !== false });
+/**
+ * Appends between full rewrites. Each append adds a gzip member and an xz block of a few stanzas,
+ * compressed on their own; after this many, a full rewrite (seconds at 50,000 packages) restores
+ * the compression ratio, so in a steady stream of uploads it costs a few milliseconds per publish.
+ */
+const MAX_APPENDS = 200;
+
+const fileOptions = (o: AptPublishOptions): IndexFileOptions => ({ maxAppends: o.maxAppends ?? MAX_APPENDS, gzipLevel: o.gzipLevel ?? 6, xz: o.xz ?? {}, sync: o.sync !== false });
 
 /** Build, sign and atomically publish `dists/<codename>/` from every stanza. */
 export function publishAptDistribution(options: AptPublishOptions): Promise<AptPublishResult> {
@@ -140,13 +151,19 @@ async function release(o: AptPublishOptions, l: ReturnType<typeof layout>, state
     acquireByHash: true,
     files,
   });
+  // Two signatures: a clear-signed message does not cover its text's final line break, so its
+  // signature block cannot double as the detached Release.gpg over the whole file.
   const [inRelease, releaseGpg] = await Promise.all([o.signer.clearSign(text), o.signer.detachedSign(text)]);
   const t3 = performance.now();
   const writeOpts = { noSync: o.sync === false };
-  await writeFileAtomic(join(l.distDir, 'Release'), text, writeOpts);
-  await writeFileAtomic(join(l.distDir, 'Release.gpg'), releaseGpg, writeOpts);
+  await Promise.all([writeFileAtomic(join(l.distDir, 'Release'), text, writeOpts), writeFileAtomic(join(l.distDir, 'Release.gpg'), releaseGpg, writeOpts)]);
   await writeFileAtomic(join(l.distDir, 'InRelease'), inRelease, writeOpts);
-  await pruneByHash(l.indexDir, state, o.keepGenerations ?? 3, o.byHashMinAgeSeconds ?? 600, o.sync !== false);
+  await pruneByHash(
+    l.indexDir,
+    state,
+    { keep: o.keepGenerations ?? 3, minAgeSeconds: o.byHashMinAgeSeconds ?? 60, maxKept: o.maxKeptGenerations ?? 20, sweep: mode === 'full' },
+    o.sync !== false,
+  );
   const t4 = performance.now();
   return {
     release: text,

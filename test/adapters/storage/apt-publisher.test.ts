@@ -132,7 +132,7 @@ describe('publishAptDistribution', () => {
     const sets = [['hello'], ['data-common'], ['libfoo1'], ['hello', 'libfoo1'], ['data-common', 'libfoo1']];
     const published: string[][] = [];
     for (const names of sets) {
-      const r = await publish(names, { keepGenerations: 2, byHashMinAgeSeconds: 0, sync: false });
+      const r = await publish(names, { keepGenerations: 3, byHashMinAgeSeconds: 0, sync: false });
       published.push(r.files.map((f) => f.sha256));
     }
     const present = new Set(await readdir(join(index, 'by-hash', 'SHA256')));
