@@ -3,7 +3,6 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { register } from 'node:module';
 
 const root = new URL('..', import.meta.url).pathname;
 
@@ -20,6 +19,7 @@ const compiled = join(root, 'dist', 'main.js');
 if (existsSync(compiled) && statSync(compiled).mtimeMs >= newestMtime(join(root, 'src'))) {
   await import(pathToFileURL(compiled).href);
 } else {
-  register('tsx/esm', pathToFileURL(join(root, 'node_modules/')));
+  const { register } = await import('tsx/esm/api');
+  register();
   await import(pathToFileURL(join(root, 'src', 'main.ts')).href);
 }
