@@ -80,6 +80,8 @@ export const ROUTE_ACCESS: Readonly<Record<string, Access>> = {
   // settings
   'GET /settings': ADMIN,
   'PATCH /settings': ADMIN,
+  'GET /settings/next-sync': ADMIN,
+  'POST /settings/run-retention': ADMIN,
   'GET /settings/gpg': ADMIN,
   'POST /settings/gpg/generate': ADMIN,
   'POST /settings/test-webhook': ADMIN,

@@ -18,6 +18,7 @@ import { SettingsService } from './settings.js';
 import { UserService } from './users.js';
 import { createRepository, type Repository } from './repository.js';
 import { JobScheduler } from './jobs.js';
+import { registerRetentionJob } from './retention.js';
 import { createSecurity, registerSecurityJobs, type SecurityService } from './security/index.js';
 
 /** Everything a request handler or job may use, built once at start-up. */
@@ -73,6 +74,7 @@ export async function createContext(config: Config, log: Logger): Promise<AppCon
   const security = createSecurity({ config, db, settings, metrics, log, repo, audit, notifier, health });
   const jobs = new JobScheduler(db, settings, log, config.edition);
   registerSecurityJobs(jobs, security, db);
+  registerRetentionJob(jobs, { db, audit, settings });
   const ctx: AppContext = {
     config, log, db, dialect, box, audit, settings, users, tokens, auth,
     metrics, health, mail, notifier, repo, security, jobs,

@@ -85,7 +85,7 @@ describe('audit log hash chain', () => {
     await writeSome(dir, 2, () => now);
     now = new Date('2026-03-01T10:00:00Z');
     const log = await writeSome(dir, 2, () => now);
-    assert.deepEqual(await log.removeOlderThan(30), ['2026-01-01.jsonl']);
+    assert.deepEqual(await log.removeOlderThan(30), { files: ['2026-01-01.jsonl'], upToSeq: 2 });
     assert.equal((await log.verify()).ok, true);
     await cleanup();
   });

@@ -48,3 +48,34 @@ for (const backend of backends()) {
     });
   });
 }
+
+describe('audit retention', () => {
+  it('removes day files older than retention_days, drops them from the index, and the chain still verifies', async () => {
+    const { readdir, rename } = await import('node:fs/promises');
+    const { join } = await import('node:path');
+    const t = await startTestApp();
+    try {
+      const admin = await t.tokenFor('admin');
+      const dir = join(t.dataDir, 'audit');
+      const [today] = await readdir(dir).then((f) => f.filter((n) => n.endsWith('.jsonl')));
+      // What was written so far becomes an old day: its entries keep their chain.
+      await rename(join(dir, today!), join(dir, '2020-01-01.jsonl'));
+      const before = await t.ctx.db.selectFrom('audit_index').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+      await t.app.inject({ method: 'PATCH', url: '/settings', headers: bearer(admin), payload: { retention_days: 30 } });
+      const res = await t.app.inject({ method: 'POST', url: '/settings/run-retention', headers: bearer(admin) });
+      assert.equal(res.statusCode, 200, res.body);
+      assert.deepEqual(res.json(), { retention_days: 30, removed_files: ['2020-01-01.jsonl'] });
+      assert.ok(!(await readdir(dir)).includes('2020-01-01.jsonl'));
+      const after = await t.ctx.db.selectFrom('audit_index').select(['action', 'seq']).execute();
+      // The removed file held seq 1..n; none of them is left in the query index.
+      assert.ok(after.length > 0 && after.every((e) => Number(e.seq) > Number(before.n)), JSON.stringify(after));
+      assert.ok(after.some((e) => e.action === 'RETENTION'));
+      const verify = await t.app.inject({ method: 'GET', url: '/audit/verify', headers: bearer(admin) });
+      assert.equal(verify.json().ok, true, verify.body);
+      const next = await t.app.inject({ method: 'GET', url: '/settings/next-sync', headers: bearer(admin) });
+      assert.match(next.json().jobs.audit_retention, /T02:00:00/);
+    } finally {
+      await t.close();
+    }
+  });
+});

@@ -197,17 +197,17 @@ export class AuditLog {
    * are kept as the anchor the verification starts from, so the remaining chain still verifies
    * and removing a newer file is still detected.
    */
-  async removeOlderThan(days: number): Promise<string[]> {
+  async removeOlderThan(days: number): Promise<{ files: string[]; upToSeq: number | null }> {
     await this.tail;
     const cutoff = new Date(this.now().getTime() - days * 86_400_000).toISOString().slice(0, 10);
     const today = this.now().toISOString().slice(0, 10);
     const expired = (await AuditLog.dayFiles(this.dir)).filter((f) => f.slice(0, 10) < cutoff && f.slice(0, 10) !== today);
     const last = expired.at(-1);
-    if (!last) return [];
+    if (!last) return { files: [], upToSeq: null };
     const lines = (await readFile(join(this.dir, last), 'utf8')).split('\n').filter((l) => l.trim());
     const tip = lines.length ? (JSON.parse(lines.at(-1)!) as AuditEntry) : null;
     if (tip) await writeFile(join(this.dir, ANCHOR_FILE), JSON.stringify({ seq: tip.seq, hash: tip.hash }));
     for (const file of expired) await unlink(join(this.dir, file));
-    return expired;
+    return { files: expired, upToSeq: tip?.seq ?? null };
   }
 }

@@ -2,6 +2,7 @@ import { Type, type TSchema } from 'typebox';
 import { SETTINGS, SETTING_KEYS, type SettingKey } from '../../domain/settings.js';
 import type { App } from '../types.js';
 import type { AppContext } from '../../services/context.js';
+import { runRetention } from '../../services/retention.js';
 import { principalOf } from '../auth-hook.js';
 import { errorResponses } from '../schemas.js';
 
@@ -37,4 +38,20 @@ export async function settingsRoutes(app: App, ctx: AppContext): Promise<void> {
     }
     return ctx.settings.masked();
   });
+
+  app.get('/settings/next-sync', {
+    schema: {
+      tags: ['settings'],
+      summary: 'When each daily job runs next (UTC)',
+      response: { 200: Type.Object({ jobs: Type.Record(Type.String(), Type.String()) }), ...errorResponses },
+    },
+  }, async () => ({ jobs: await ctx.jobs.nextRuns() }));
+
+  app.post('/settings/run-retention', {
+    schema: {
+      tags: ['settings'],
+      summary: 'Apply the audit-log retention now (whole day files older than retention_days)',
+      response: { 200: Type.Object({ retention_days: Type.Integer(), removed_files: Type.Array(Type.String()) }), ...errorResponses },
+    },
+  }, async (request) => runRetention(ctx, principalOf(request).user.username, request.ip));
 }
