@@ -29,11 +29,26 @@ async function freshPostgres(): Promise<{ url: string; drop: () => Promise<void>
   url.pathname = `/${name}`;
   return {
     url: url.toString(),
+    // The app's pool has ended, but a closed client's session can linger on the server for a
+    // moment; forcing the drop then kills it under a client object that no longer listens for
+    // errors. So wait for the sessions to go, and force only as a last resort.
     drop: async () => {
       const c = new pg.Client({ connectionString: adminUrl });
       await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await c.end();
+      try {
+        for (let attempt = 0; ; attempt++) {
+          try {
+            await c.query(`DROP DATABASE IF EXISTS ${name}`);
+            return;
+          } catch (error) {
+            if ((error as { code?: string }).code !== '55006' || attempt >= 50) break; // 55006: in use
+            await new Promise((r) => setTimeout(r, 100));
+          }
+        }
+        await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      } finally {
+        await c.end();
+      }
     },
   };
 }
