@@ -86,6 +86,8 @@ export async function createRepository(deps: RepositoryDeps): Promise<Repository
     }, true);
   }
   await registerDistributions(db);
+  deps.metrics.sources.packagesTotal = async () =>
+    Number((await db.selectFrom('packages').select((eb) => eb.fn.countAll().as('n')).executeTakeFirst())?.n ?? 0);
   const lifecycle = new PackageLifecycle(db, files, publisher);
   return { files, keyring, publisher, uploads, lifecycle, antivirus, cve };
 }

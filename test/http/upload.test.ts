@@ -214,6 +214,10 @@ for (const backend of backends()) {
       const after = await metrics();
       assert.equal(sample(after, 'tollgate_uploads_total', 'status="published"'), published0 + 1);
       assert.equal(sample(after, 'tollgate_uploads_total', 'status="rejected"'), rejected0 + 1);
+      // the gauge counts stored packages: the published one, not the rejected one
+      const total = (text: string) => Number(/^tollgate_packages_total (\d+)$/m.exec(text)?.[1] ?? NaN);
+      assert.equal(total(after), total(before) + 1);
+      assert.equal(total(after), Number((await t.ctx.db.selectFrom('packages').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n));
 
       const entries = await t.ctx.db.selectFrom('audit_index').selectAll().where('action', '=', 'UPLOAD').where('package', 'in', ['audit-good', 'audit-bad']).orderBy('seq').execute();
       assert.deepEqual(entries.map((e) => [e.package, e.version, e.result, e.username]), [
