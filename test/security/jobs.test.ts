@@ -61,8 +61,8 @@ for (const backend of backends()) {
       assert.equal((await restarted.nextRuns(new Date('2030-01-02T10:01:00Z'))).test_job, '2030-01-03T10:00:00.000+00:00');
     });
 
-    it('registers the security jobs; the Community edition runs only expiry and the findings index', async () => {
-      assert.deepEqual(app.ctx.jobs.active().map((j) => j.name).sort(), ['security_expiry', 'security_findings_index', 'security_sla_warnings', 'security_sync']);
+    it('registers the security and retention jobs; the Community edition runs only expiry and the findings index', async () => {
+      assert.deepEqual(app.ctx.jobs.active().map((j) => j.name).sort(), ['audit_retention', 'security_expiry', 'security_findings_index', 'security_sla_warnings', 'security_sync']);
       const community = new JobScheduler(app.ctx.db, app.ctx.settings, log, 'community');
       for (const j of app.ctx.jobs.active()) community.register(j);
       assert.deepEqual(community.active().map((j) => j.name).sort(), ['security_expiry', 'security_findings_index']);
