@@ -153,6 +153,13 @@ export class AuthService {
           ? await this.users.update(user, { role: dir.role, email: dir.email, full_name: dir.fullName })
           : await this.users.create({ username: username.toLowerCase(), password: null, role: dir.role, email: dir.email, full_name: dir.fullName, source: 'ldap' });
         ok = true;
+      } else if (dir && dir.reason === 'no_role_mapping' && user?.source === 'ldap' && user.is_active) {
+        // The directory no longer grants this account any role: its sessions end now, and its API
+        // tokens with it (they need an active creator). An admin reactivates it once it maps again.
+        await this.users.update(user, { active: false });
+        await this.users.endSessions(user);
+        await this.recordFailure(username);
+        return { kind: 'failed', reason: 'directory_role_removed', user };
       }
     }
     if (!ok || !user) {

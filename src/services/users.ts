@@ -147,6 +147,15 @@ export class UserService {
       .execute();
   }
 
+  /** Ends every session of the user (earlier JWTs carry the old token_version). */
+  async endSessions(user: UserRow): Promise<void> {
+    await this.db
+      .updateTable('users')
+      .set((eb) => ({ token_version: eb('token_version', '+', 1), updated_at: isoUtc() }))
+      .where('id', '=', user.id)
+      .execute();
+  }
+
   async setMfa(user: UserRow, secret: string | null, enabled: boolean): Promise<void> {
     await this.db
       .updateTable('users')

@@ -150,6 +150,30 @@ for (const backend of backends()) {
       assert.equal((await tokenRequest(t, 'localuser', 'alice-pw')).statusCode, 401);
     });
 
+    it('deactivates a directory account whose groups stop mapping to a role, ending its sessions and tokens', async () => {
+      const first = await tokenRequest(t, 'carol', 'carol-pw');
+      assert.equal(first.statusCode, 200, first.body);
+      const session = first.json().access_token as string;
+      const token = (await t.app.inject({ method: 'POST', url: '/auth/api-tokens', headers: bearer(session), payload: { name: 'carol-ci' } })).json().token as string;
+      await changeGroup('delete', 'devs', 'carol');
+      try {
+        const refused = await tokenRequest(t, 'carol', 'carol-pw');
+        assert.equal(refused.statusCode, 401);
+        assert.equal((await t.app.inject({ method: 'GET', url: '/auth/me', headers: bearer(session) })).statusCode, 401, 'session ended');
+        assert.equal((await t.app.inject({ method: 'GET', url: '/auth/me', headers: bearer(token) })).statusCode, 401, 'API token stopped');
+        assert.equal((await t.ctx.users.byUsername('carol'))?.is_active, 0);
+        const audit = await t.ctx.db.selectFrom('audit_index').selectAll().where('action', '=', 'LOGIN').where('username', '=', 'carol').orderBy('seq', 'desc').executeTakeFirstOrThrow();
+        assert.equal(audit.result, 'FAILURE');
+        assert.match(audit.detail ?? '', /directory_role_removed/);
+      } finally {
+        await changeGroup('add', 'devs', 'carol');
+      }
+      // Mapped again, the account stays off until an admin turns it back on.
+      assert.equal((await tokenRequest(t, 'carol', 'carol-pw')).statusCode, 401);
+      await t.app.inject({ method: 'PATCH', url: '/auth/users/carol', headers: bearer(admin), payload: { active: true } });
+      assert.equal((await tokenRequest(t, 'carol', 'carol-pw')).statusCode, 200);
+    });
+
     it('does not consult the directory when ldap_enabled is false', async () => {
       await patchSettings(t, admin, { ldap_enabled: false });
       try {
