@@ -29,6 +29,7 @@ export function ldapConfigFrom(settings: SettingsSnapshot): LdapConfig | null {
     ldap_base_dn: settings.ldap_base_dn,
     ldap_verify_cert: settings.ldap_verify_cert,
     ca_bundle_path: settings.ca_bundle_path,
+    ldap_user_attribute: settings.ldap_user_attribute,
   };
 }
 

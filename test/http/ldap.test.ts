@@ -174,6 +174,17 @@ for (const backend of backends()) {
       assert.equal((await tokenRequest(t, 'carol', 'carol-pw')).statusCode, 200);
     });
 
+    it('looks users up by the configured attribute (ldap_user_attribute)', async () => {
+      await patchSettings(t, admin, { ldap_user_attribute: 'sAMAccountName' });
+      try {
+        // OpenLDAP entries have no sAMAccountName: with Active Directory's attribute nobody is found.
+        assert.equal((await tokenRequest(t, 'alice', 'alice-pw')).statusCode, 401);
+      } finally {
+        await patchSettings(t, admin, { ldap_user_attribute: 'uid' });
+      }
+      assert.equal((await tokenRequest(t, 'alice', 'alice-pw')).statusCode, 200);
+    });
+
     it('does not consult the directory when ldap_enabled is false', async () => {
       await patchSettings(t, admin, { ldap_enabled: false });
       try {

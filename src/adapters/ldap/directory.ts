@@ -23,6 +23,8 @@ export interface LdapConfig {
   ldap_verify_cert?: boolean | null;
   /** PEM file of extra trusted CAs, added to the system store. */
   ca_bundle_path?: string | null;
+  /** The attribute holding login names: `uid` (OpenLDAP) or `sAMAccountName` (Active Directory); both when unset. */
+  ldap_user_attribute?: 'uid' | 'sAMAccountName' | null;
 }
 
 export interface LdapOptions {
@@ -71,7 +73,7 @@ export async function authenticateLdap(config: LdapConfig, username: string, pas
     try {
       ({ searchEntries: entries } = await service.search(config.ldap_base_dn, {
         scope: 'sub',
-        filter: `(|(uid=${value})(sAMAccountName=${value}))`,
+        filter: config.ldap_user_attribute ? `(${config.ldap_user_attribute}=${value})` : `(|(uid=${value})(sAMAccountName=${value}))`,
         attributes: USER_ATTRIBUTES,
         sizeLimit: 2,
       }));
