@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import type { AuditLog } from '../adapters/audit/audit-log.js';
 import type { Metrics } from '../adapters/metrics/metrics.js';
@@ -15,8 +14,7 @@ import { dependenciesStep } from './pipeline/dependencies.js';
 import type { PipelineDeps } from './pipeline/deps.js';
 import { formatStep } from './pipeline/format.js';
 import { provenanceStep } from './pipeline/provenance.js';
-import { signatureStep } from './pipeline/signature.js';
-import { isoUtc } from './time.js';
+import { packageRow, signatureStep } from './pipeline/signature.js';
 
 export interface UploadInput {
   distribution: string;
@@ -141,15 +139,9 @@ export class UploadService {
     const handler = handlerFor(pkg.format);
     await this.deps.files.quarantineTemp(state.path, state.file.sha256);
     const poolPath = handler.poolPath(pkg, state.distribution);
-    const now = isoUtc();
-    const row: PackageRow = {
-      id: randomUUID(), distribution: state.distribution.codename, format: pkg.format, name: pkg.name, version: pkg.version, arch: pkg.arch,
-      status: 'quarantined', cve_status: state.cveStatus, ...state.file, filename: pkg.repositoryFilename, pool_path: poolPath,
-      source_name: pkg.sourceName, source_version: pkg.sourceVersion, metadata: JSON.stringify(pkg.metadata),
-      index_entry: handler.indexEntry(pkg, state.file, poolPath, Math.floor(Date.now() / 1000)), relations: JSON.stringify(pkg.relations),
-      files: JSON.stringify(pkg.files), pipeline: '[]', findings: JSON.stringify({ counts: state.findings, details: state.findingDetails }),
-      reasons: JSON.stringify(state.reasons), uploaded_by: user, sla_deadline: null, seq: 0, created_at: now, updated_at: now,
-    };
+    const indexEntry = handler.indexEntry(pkg, state.file, poolPath, Math.floor(Date.now() / 1000));
+    // Quarantine is permanent: no review deadline runs for it.
+    const row: PackageRow = { ...packageRow(state, 'quarantined', user, poolPath, indexEntry), sla_deadline: null };
     await this.deps.db.transaction().execute((trx) => insertPackage(trx, row, []));
     return row.id;
   }

@@ -7,8 +7,8 @@ import { findPackage, insertPackage, type PackageRow } from '../packages/package
 import { isoUtc } from '../time.js';
 import type { PipelineDeps } from './deps.js';
 
-/** The row an accepted upload is stored as. */
-function packageRow(state: UploadState, status: string, uploadedBy: string | null, poolPath: string, indexEntry: string): PackageRow {
+/** The row an upload is stored as (published, held, or quarantined). */
+export function packageRow(state: UploadState, status: string, uploadedBy: string | null, poolPath: string, indexEntry: string): PackageRow {
   const pkg = state.pkg!;
   const now = isoUtc();
   return {
