@@ -4,7 +4,6 @@
  * generation copies the previous object and appends (a gzip member to .gz, a block inside the
  * one xz stream to .xz), and the digests continue from saved hash states instead of re-reading.
  */
-import { spawn } from 'node:child_process';
 import { createHash, type Hash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { copyFile, link, mkdir, open, readdir, readFile, rename, rm, stat, truncate, utimes } from 'node:fs/promises';
@@ -19,7 +18,7 @@ import { parseXzTail, xzBlocksOf, xzIndexAndFooter, type XzBlockRecord } from '.
 import { fsyncDir, isErrno, tempPathFor, writeFileAtomic } from './atomic.js';
 import type { ContentDigests } from './hash-stream.js';
 import lzma from 'lzma-native';
-import type { XzOptions } from './xz.js';
+import { startXz, type XzOptions } from './xz.js';
 
 const gzipAsync = promisify(gzip);
 const ALGORITHMS = ['md5', 'sha1', 'sha256', 'sha512'] as const;
@@ -245,13 +244,8 @@ export async function writeFullIndex(indexDir: string, batches: AsyncIterable<re
   const gzip = createGzip({ level: o.gzipLevel });
   const gzTap = new HashTap(Digests.empty());
   const xzTap = new XzTailTap();
-  const xz = spawn(o.xz.binary ?? 'xz', [`-${o.xz.preset ?? 0}`, `-T${o.xz.threads ?? 0}`, '--check=crc64', '-z', '-c', '-q'], { stdio: ['pipe', 'pipe', 'pipe'] });
-  let xzError = '';
-  xz.stderr.on('data', (c: Buffer) => { if (xzError.length < 2048) xzError += c.toString(); });
-  const xzExit = new Promise<void>((resolve, reject) => {
-    xz.once('error', reject);
-    xz.once('close', (code) => (code === 0 ? resolve() : reject(new DomainError('unavailable', 'xz_failed', `xz exited with ${code}: ${xzError.trim()}`))));
-  });
+  const xz = startXz(o.xz);
+  xz.done.catch(() => undefined); // awaited below; on an earlier failure it must not go unhandled
   const gzDone = pipeline(gzip, gzTap, createWriteStream(temps.gz, { flags: 'wx' }));
   const xzDone = pipeline(xz.stdout, xzTap, createWriteStream(temps.xz, { flags: 'wx' }));
   try {
@@ -263,7 +257,7 @@ export async function writeFullIndex(indexDir: string, batches: AsyncIterable<re
     await new Promise<void>((resolve, reject) => plainOut.end((error?: Error | null) => (error ? reject(error) : resolve())));
     gzip.end();
     xz.stdin.end();
-    await Promise.all([gzDone, xzDone, xzExit]);
+    await Promise.all([gzDone, xzDone, xz.done]);
   } catch (error) {
     plainOut.destroy();
     gzip.destroy();

@@ -1,10 +1,11 @@
 /**
- * xz compression for index files. `@napi-rs/lzma` only stores data (its xz output is larger than
- * the input), so the system `xz` binary does the work, multithreaded and off the event loop;
- * where it is missing we still produce a valid (uncompressed) .xz with @napi-rs/lzma.
+ * xz compression of whole index files, by the system `xz` binary (package xz-utils, installed
+ * on every Debian system): multithreaded, streaming, off the event loop. Small additions are
+ * compressed in-process with liblzma instead (apt-index-files.ts), where a process start would
+ * cost more than the work.
  */
 import { spawn } from 'node:child_process';
-import { xz as napiXz } from '@napi-rs/lzma';
+import type { Readable, Writable } from 'node:stream';
 import { DomainError } from '../../domain/errors.js';
 
 /** xz settings. */
@@ -20,32 +21,27 @@ export interface XzOptions {
   binary?: string;
 }
 
-/** Compress `data` to the .xz format. */
-export async function compressXz(data: Uint8Array, options: XzOptions = {}): Promise<Buffer> {
-  const preset = options.preset ?? 0;
-  if (!Number.isInteger(preset) || preset < 0 || preset > 9) throw new DomainError('invalid', 'bad_xz_preset', `xz preset ${preset}`);
-  try {
-    return await runXz(options.binary ?? 'xz', [`-${preset}`, `-T${options.threads ?? 0}`, '--check=crc64', '-z', '-c', '-q'], data);
-  } catch (err) {
-    if (typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 'ENOENT') return napiXz.compress(data);
-    throw err;
-  }
+/** A running compressor: write the text to `stdin`, read the .xz from `stdout`. */
+export interface XzProcess {
+  stdin: Writable;
+  stdout: Readable;
+  /** Resolves when xz exited cleanly; rejects with `xz_failed` otherwise. */
+  done: Promise<void>;
+  kill(): void;
 }
 
-function runXz(binary: string, args: string[], data: Uint8Array): Promise<Buffer> {
-  return new Promise<Buffer>((resolve, reject) => {
-    const child = spawn(binary, args, { stdio: ['pipe', 'pipe', 'pipe'] });
-    const out: Buffer[] = [];
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => out.push(c));
-    child.stderr.on('data', (c: Buffer) => { if (stderr.length < 4096) stderr += c.toString(); });
-    child.once('error', reject);
-    // EPIPE on stdin is reported through the exit status below.
-    child.stdin.once('error', () => undefined);
-    child.once('close', (code) => {
-      if (code === 0) resolve(Buffer.concat(out));
-      else reject(new DomainError('unavailable', 'xz_failed', `xz exited with ${code}: ${stderr.trim()}`));
-    });
-    child.stdin.end(data);
+/** Starts `xz` compressing its standard input (CRC64 check, as apt-index-files expects). */
+export function startXz(options: XzOptions = {}): XzProcess {
+  const preset = options.preset ?? 0;
+  if (!Number.isInteger(preset) || preset < 0 || preset > 9) throw new DomainError('invalid', 'bad_xz_preset', `xz preset ${preset}`);
+  const child = spawn(options.binary ?? 'xz', [`-${preset}`, `-T${options.threads ?? 0}`, '--check=crc64', '-z', '-c', '-q'], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (c: Buffer) => { if (stderr.length < 2048) stderr += c.toString(); });
+  // EPIPE on stdin is reported through the exit status below.
+  child.stdin.on('error', () => undefined);
+  const done = new Promise<void>((resolve, reject) => {
+    child.once('error', (error) => reject(new DomainError('unavailable', 'xz_failed', `xz could not be started: ${error.message}`)));
+    child.once('close', (code) => (code === 0 ? resolve() : reject(new DomainError('unavailable', 'xz_failed', `xz exited with ${code}: ${stderr.trim()}`))));
   });
+  return { stdin: child.stdin, stdout: child.stdout, done, kill: () => child.kill() };
 }
