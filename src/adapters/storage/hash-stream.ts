@@ -61,20 +61,6 @@ export async function hashStream(source: AsyncIterable<Uint8Array | string>, opt
   return { path, size, ...digestsOf(hashes) };
 }
 
-/**
- * Size and digests of bytes already in memory (index files). A 50 MB Packages file takes ~200 ms
- * to hash four ways, so this hashes in slices and yields to the event loop between them.
- */
-export async function hashBytes(data: Uint8Array, sliceBytes = 2 * 1024 * 1024): Promise<ContentDigests> {
-  const hashes = newHashes();
-  for (let off = 0; off < data.byteLength; off += sliceBytes) {
-    const slice = data.subarray(off, off + sliceBytes);
-    for (const h of hashes) h.update(slice);
-    if (off + sliceBytes < data.byteLength) await new Promise<void>((resolve) => setImmediate(resolve));
-  }
-  return { size: data.byteLength, ...digestsOf(hashes) };
-}
-
 function newHashes(): Hash[] {
   return ALGORITHMS.map((a) => createHash(a));
 }

@@ -4,7 +4,7 @@ import { createReadStream } from 'node:fs';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { hashBytes, hashStream } from '../../../src/adapters/storage/hash-stream.js';
+import { hashStream } from '../../../src/adapters/storage/hash-stream.js';
 import { DomainError } from '../../../src/domain/errors.js';
 import { makeTempDir } from '../../helpers/tmp.js';
 
@@ -22,9 +22,6 @@ describe('hashStream', () => {
     for (const [tool, key] of [['md5sum', 'md5'], ['sha1sum', 'sha1'], ['sha256sum', 'sha256'], ['sha512sum', 'sha512']] as const) {
       assert.equal(result[key], execFileSync(tool, [source], { encoding: 'utf8' }).split(' ')[0], tool);
     }
-    const { path: _path, ...digests } = result;
-    assert.deepEqual(digests, await hashBytes(data));
-    assert.deepEqual(await hashBytes(data, 1000), await hashBytes(data), 'slicing does not change the digests');
   });
 
   it('stops at maxBytes with too_large and removes the temp file', async (t) => {
