@@ -34,7 +34,7 @@ import type { FileFacts } from '../src/domain/package.js';
 import { rpmHandler, rpmTreeRoot } from '../src/services/formats/rpm.js';
 import { RpmIndexWriter } from '../src/services/publishing/rpm-index-writer.js';
 import { runPool } from './lib/pool.js';
-import { runMeasured, runQuiet } from './lib/proc.js';
+import { runMeasured } from './lib/proc.js';
 import { processPeakRss } from './lib/rss.js';
 import { buildRpmCorpus } from './lib/rpm-corpus.js';
 import { markdownTable, textTable } from './lib/table.js';

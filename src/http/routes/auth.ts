@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import { generateSecret, generateURI } from 'otplib';
 import { Type } from 'typebox';
 import { ROLES } from '../../domain/roles.js';

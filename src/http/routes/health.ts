@@ -42,7 +42,7 @@ export async function healthRoutes(app: App, ctx: AppContext): Promise<void> {
     },
   }, async () => {
     const components = await ctx.health.report();
-    const { ready } = await ctx.health.readiness();
+    const { ready } = await ctx.health.readiness(components);
     return {
       status: ready ? 'ok' : 'degraded',
       version: ctx.config.appVersion,
