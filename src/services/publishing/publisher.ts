@@ -161,15 +161,9 @@ export class Publisher {
         if (writer.writeBatches) {
           await writer.writeBatches(dist, indexedEntries(db, codename), signer);
         } else {
-          const entries = await db
-            .selectFrom('packages')
-            .select('index_entry')
-            .where('distribution', '=', codename)
-            .where('status', 'in', INDEXED_STATUSES)
-            .orderBy('seq')
-            .orderBy('id')
-            .execute();
-          await writer.write(dist, entries.map((e) => e.index_entry), signer);
+          const entries: string[] = [];
+          for await (const batch of indexedEntries(db, codename)) entries.push(...batch);
+          await writer.write(dist, entries, signer);
         }
       }
       mode = appended ? 'append' : 'full';
