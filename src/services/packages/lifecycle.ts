@@ -9,7 +9,7 @@ import { handlerFor } from '../formats/index.js';
 import type { Publisher } from '../publishing/publisher.js';
 import { isoUtc } from '../time.js';
 import type { PackageFileStore } from './file-store.js';
-import { bumpGeneration, countReferences, deletePackageRow, findPackage, normaliseRow, type PackageRow } from './package-store.js';
+import { bumpGeneration, countReferences, deletePackageRow, findPackage, normaliseRow, packageRows, type PackageRow } from './package-store.js';
 
 export interface PromoteResult {
   package: string;
@@ -61,13 +61,10 @@ export class PackageLifecycle {
     private readonly publisher: Publisher,
   ) {}
 
-  async rows(name: string, filter: { version?: string; distribution?: string; arch?: string } = {}): Promise<PackageRow[]> {
-    let q = this.db.selectFrom('packages').selectAll().where('name', '=', name);
-    if (filter.version) q = q.where('version', '=', filter.version);
-    if (filter.distribution) q = q.where('distribution', '=', filter.distribution);
-    if (filter.arch) q = q.where('arch', '=', filter.arch);
-    return (await q.orderBy('created_at').orderBy('seq').execute()).map(normaliseRow);
+  rows(name: string, filter: { version?: string; distribution?: string; arch?: string } = {}): Promise<PackageRow[]> {
+    return packageRows(this.db, name, filter);
   }
+
 
   /** Removes the rows, unpublishes their files, and re-signs the affected indexes. */
   async delete(rows: PackageRow[]): Promise<void> {

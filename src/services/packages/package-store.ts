@@ -24,6 +24,19 @@ export async function findPackage(db: Executor, dist: string, name: string, vers
   return row && normaliseRow(row);
 }
 
+/** The rows of a package name, narrowed by version, distribution or arch, in upload order. */
+export async function packageRows(
+  db: Executor,
+  name: string,
+  filter: { version?: string | null; distribution?: string | null; arch?: string | null } = {},
+): Promise<PackageRow[]> {
+  let q = db.selectFrom('packages').selectAll().where('name', '=', name);
+  if (filter.version) q = q.where('version', '=', filter.version);
+  if (filter.distribution) q = q.where('distribution', '=', filter.distribution);
+  if (filter.arch) q = q.where('arch', '=', filter.arch);
+  return (await q.orderBy('created_at').orderBy('seq').execute()).map(normaliseRow);
+}
+
 export async function packageById(db: Executor, id: string): Promise<PackageRow | undefined> {
   const row = await db.selectFrom('packages').selectAll().where('id', '=', id).executeTakeFirst();
   return row && normaliseRow(row);

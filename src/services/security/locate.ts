@@ -1,6 +1,6 @@
 import type { Db } from '../../adapters/db/index.js';
 import { DomainError } from '../../domain/errors.js';
-import { normaliseRow, type PackageRow } from '../packages/package-store.js';
+import { packageRows, type PackageRow } from '../packages/package-store.js';
 
 /** Narrowing of a name/version: arch (required when several exist) and distribution. */
 export interface PackageSelector {
@@ -14,10 +14,7 @@ export interface PackageSelector {
  * exists for several architectures and none was named (DECISIONS §5).
  */
 export async function locatePackages(db: Db, name: string, version: string, selector: PackageSelector = {}): Promise<PackageRow[]> {
-  let q = db.selectFrom('packages').selectAll().where('name', '=', name).where('version', '=', version);
-  if (selector.distribution) q = q.where('distribution', '=', selector.distribution);
-  if (selector.arch) q = q.where('arch', '=', selector.arch);
-  const rows = (await q.orderBy('seq').execute()).map(normaliseRow);
+  const rows = await packageRows(db, name, { version, distribution: selector.distribution, arch: selector.arch });
   if (rows.length === 0) {
     const where = [selector.arch, selector.distribution].filter(Boolean).join(', ');
     throw new DomainError('not_found', 'package_not_found', `Package ${name} ${version}${where ? ` (${where})` : ''} not found`);
