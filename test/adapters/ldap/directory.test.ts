@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
-import { createServer, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { authenticateLdap, testLdapConnection, type LdapConfig } from '../../../src/adapters/ldap/directory.js';
 import { mapGroupsToRole } from '../../../src/adapters/ldap/roles.js';
 import { startSlapd, type RunningSlapd, type SlapdOptions } from '../../helpers/slapd.js';
 import { makeTempDir } from '../../helpers/tmp.js';
+import { startSilentServer } from '../../helpers/net.js';
 
 const DIRECTORY: SlapdOptions = {
   users: [
@@ -177,20 +177,12 @@ describe('LDAP against a real slapd with the memberOf overlay', () => {
 
 describe('LDAP server that never answers', () => {
   it('gives up after the timeout instead of hanging', async (t) => {
-    const sockets = new Set<Socket>();
-    const silent = createServer((socket) => sockets.add(socket));
-    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', () => resolve()));
-    t.after(() => {
-      for (const socket of sockets) socket.destroy();
-      return new Promise<void>((resolve) => silent.close(() => resolve()));
-    });
-    const address = silent.address();
-    assert.ok(address && typeof address === 'object');
-    const config: LdapConfig = { ldap_url: `ldap://127.0.0.1:${address.port}`, ldap_base_dn: 'dc=example,dc=org', ldap_bind_dn: 'cn=x', ldap_bind_password: 'y' };
+    const port = await startSilentServer(t);
+    const config: LdapConfig = { ldap_url: `ldap://127.0.0.1:${port}`, ldap_base_dn: 'dc=example,dc=org', ldap_bind_dn: 'cn=x', ldap_bind_password: 'y' };
     const started = Date.now();
     failure(await authenticateLdap(config, 'alice', 'pw', { timeoutMs: 300 }), 'ldap_unavailable');
     assert.equal((await testLdapConnection({ ...config, ldap_starttls: true }, { timeoutMs: 300 })).ok, false);
-    failure(await authenticateLdap({ ...config, ldap_url: `ldaps://127.0.0.1:${address.port}` }, 'alice', 'pw', { timeoutMs: 300 }), 'ldap_unavailable');
+    failure(await authenticateLdap({ ...config, ldap_url: `ldaps://127.0.0.1:${port}` }, 'alice', 'pw', { timeoutMs: 300 }), 'ldap_unavailable');
     assert.ok(Date.now() - started < 3000, `took ${Date.now() - started} ms`);
   });
 });

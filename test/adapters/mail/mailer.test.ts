@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { createServer, type Socket } from 'node:net';
 import { describe, it } from 'node:test';
 import { createSmtpMailer, type SmtpSettings } from '../../../src/adapters/mail/mailer.js';
 import { DomainError } from '../../../src/domain/errors.js';
 import { startSmtpServer, type TestSmtpServer } from '../../helpers/smtp.js';
+import { startSilentServer } from '../../helpers/net.js';
 
 function settingsFor(server: { host: string; port: number }, extra: Partial<SmtpSettings> = {}): SmtpSettings {
   return { smtp_host: server.host, smtp_port: server.port, smtp_from: 'tollgate@example.org', smtp_tls: 'none', ...extra };
@@ -73,16 +73,8 @@ describe('SMTP mailer against a real SMTP server', () => {
   });
 
   it('gives up on a server that accepts the connection but never greets', async (t) => {
-    const sockets = new Set<Socket>();
-    const silent = createServer((socket) => sockets.add(socket));
-    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', () => resolve()));
-    t.after(() => {
-      for (const socket of sockets) socket.destroy();
-      return new Promise<void>((resolve) => silent.close(() => resolve()));
-    });
-    const address = silent.address();
-    assert.ok(address && typeof address === 'object');
-    const mailer = createSmtpMailer(settingsFor({ host: '127.0.0.1', port: address.port }), { timeoutMs: 400 });
+    const port = await startSilentServer(t);
+    const mailer = createSmtpMailer(settingsFor({ host: '127.0.0.1', port: port }), { timeoutMs: 400 });
     const started = Date.now();
     await assert.rejects(mailer.send({ to: ['ops@example.org'], subject: 'x', text: 'y' }), isCode('smtp_unavailable'));
     assert.ok(Date.now() - started < 3000, `took ${Date.now() - started} ms`);
