@@ -4,12 +4,12 @@
  * a whole-file MD5 (.hdb) and a body signature (.ndb) that also finds EICAR embedded in a
  * larger file. clamd unpacks tar, cpio, gzip and xz itself, so EICAR inside a data.tar.gz is found.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { access, constants, mkdir, writeFile } from 'node:fs/promises';
 import { createConnection } from 'node:net';
 import { join } from 'node:path';
 import { makeTempDir } from './tmp.js';
+import { startDaemon } from './daemon.js';
 import { freePort } from './net.js';
 
 export const CLAMD_BINARY = '/usr/sbin/clamd';
@@ -71,57 +71,23 @@ export async function startClamd(options: ClamdOptionsForTest = {}): Promise<Run
   const configFile = join(dir, 'clamd.conf');
   await writeFile(configFile, `${lines.join('\n')}\n`);
 
-  const child = spawn(CLAMD_BINARY, ['--foreground', `--config-file=${configFile}`], {
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const daemon = await startDaemon({
+    name: 'clamd',
+    binary: CLAMD_BINARY,
+    args: ['--foreground', `--config-file=${configFile}`],
+    ready: () => answersPing(socket),
+    timeoutMs: 30_000,
+    pollMs: 100,
+    cleanup,
   });
-  let output = '';
-  const collect = (data: Buffer): void => {
-    output = (output + data.toString('utf8')).slice(-20_000);
-  };
-  child.stdout?.on('data', collect);
-  child.stderr?.on('data', collect);
-  let exited = false;
-  child.once('exit', () => {
-    exited = true;
-  });
-  let spawnError: Error | null = null;
-  child.once('error', (err) => {
-    spawnError = err;
-    exited = true;
-  });
-
-  const stop = async (): Promise<void> => {
-    await stopChild(child, () => exited);
-    await cleanup();
-  };
-
-  const deadline = Date.now() + 30_000;
-  while (!(await answersPing(socket))) {
-    if (exited || Date.now() > deadline) {
-      await stop();
-      const why = spawnError ? String(spawnError) : exited ? 'clamd exited' : 'clamd did not answer PING within 30 s';
-      throw new Error(`could not start clamd: ${why}\n${output}`);
-    }
-    await delay(100);
-  }
   return {
     socket,
     tcpPort,
     dbDir,
-    pid: child.pid ?? -1,
-    output: () => output,
-    stop,
+    pid: daemon.child.pid ?? -1,
+    output: daemon.output,
+    stop: daemon.stop,
   };
-}
-
-async function stopChild(child: ChildProcess, hasExited: () => boolean): Promise<void> {
-  if (hasExited()) return;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.kill('SIGCONT'); // in case a test left it stopped
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-  await exited;
-  clearTimeout(timer);
 }
 
 function answersPing(path: string): Promise<boolean> {
@@ -141,9 +107,4 @@ function answersPing(path: string): Promise<boolean> {
     });
     socket.on('end', () => done(false));
   });
-}
-
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -8,6 +8,7 @@ import { access, constants, mkdir, readFile, writeFile } from 'node:fs/promises'
 import { createConnection } from 'node:net';
 import { join } from 'node:path';
 import { makeTempDir } from './tmp.js';
+import { startDaemon } from './daemon.js';
 import { freePort } from './net.js';
 
 export const SLAPD_BINARY = '/usr/sbin/slapd';
@@ -114,42 +115,17 @@ export async function startSlapd(options: SlapdOptions = {}): Promise<RunningSla
   const url = `ldap://127.0.0.1:${port}`;
   const ldapsUrl = tlsPort !== undefined ? `ldaps://127.0.0.1:${tlsPort}` : undefined;
   const listen = [`${url}/`, ...(ldapsUrl ? [`${ldapsUrl}/`] : [])].join(' ');
-  // -d 0: stay in the foreground without debug output, so the child is the daemon itself.
-  const child = spawn(SLAPD_BINARY, ['-d', '0', '-f', confFile, '-h', listen], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  const collect = (data: Buffer): void => {
-    output = (output + data.toString('utf8')).slice(-20_000);
-  };
-  child.stdout?.on('data', collect);
-  child.stderr?.on('data', collect);
-  let exited = false;
-  const exitedPromise = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.once('exit', () => {
-    exited = true;
+  const daemon = await startDaemon({
+    name: 'slapd',
+    binary: SLAPD_BINARY,
+    // -d 0: stay in the foreground without debug output, so the child is the daemon itself.
+    args: ['-d', '0', '-f', confFile, '-h', listen],
+    ready: () => accepts(port),
+    timeoutMs: 15_000,
+    pollMs: 50,
+    cleanup,
   });
-  child.once('error', (err) => {
-    output += String(err);
-    exited = true;
-  });
-
-  const stop = async (): Promise<void> => {
-    if (!exited) {
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-      await exitedPromise;
-      clearTimeout(timer);
-    }
-    await cleanup();
-  };
-
-  const deadline = Date.now() + 15_000;
-  while (!(await accepts(port))) {
-    if (exited || Date.now() > deadline) {
-      await stop();
-      throw new Error(`could not start slapd${exited ? ' (it exited)' : ' (no answer within 15 s)'}:\n${output}`);
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  const { stop } = daemon;
 
   const userDn = (uid: string): string => `uid=${uid},ou=people,${BASE_DN}`;
   const groupDn = (cn: string): string => `cn=${cn},ou=groups,${BASE_DN}`;
@@ -168,7 +144,7 @@ export async function startSlapd(options: SlapdOptions = {}): Promise<RunningSla
     rootPassword: ROOT_PASSWORD,
     userDn,
     groupDn,
-    output: () => output,
+    output: daemon.output,
     stop,
   };
 }
