@@ -9,9 +9,9 @@
  * how long one more upload takes to appear in the signed index — side by side with
  * `aptly repo add` + `aptly publish update` of the same file on a repository of the same size.
  */
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { multipartBody } from '../test/helpers/multipart.js';
@@ -20,6 +20,7 @@ import { runMeasured } from './lib/proc.js';
 import { textTable } from './lib/table.js';
 import { formatMs } from './lib/timing.js';
 import { freePort } from '../test/helpers/net.js';
+import { loginAsInitialAdmin, spawnService, waitUntilReady } from '../test/helpers/service.js';
 
 const run = promisify(execFile);
 const root = new URL('..', import.meta.url).pathname;
@@ -40,20 +41,10 @@ async function main(): Promise<void> {
   await rm(dataDir, { recursive: true, force: true });
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const server = spawn(process.execPath, ['--import', 'tsx', join(root, 'src', 'main.ts')], {
-    cwd: root,
-    env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', RATE_LIMITS: 'off', LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  const server = spawnService(dataDir, port, {}, 'inherit');
   try {
-    for (let i = 0; ; i++) {
-      if ((await fetch(`${base}/health/ready`).catch(() => null))?.ok) break;
-      if (i > 300) throw new Error('service did not start');
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    const password = (await readFile(join(dataDir, 'initial-admin-password'), 'utf8')).trim();
-    const login = await fetch(`${base}/auth/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password }) });
-    const token = ((await login.json()) as { access_token: string }).access_token;
+    await waitUntilReady(base);
+    const token = await loginAsInitialAdmin(base, dataDir);
     // The repository key and the first (empty) indexes: created at first start, before the clock runs.
     await fetch(`${base}/settings/gpg`, { headers: { authorization: `Bearer ${token}` } });
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { aptSandbox, exec } from '../helpers/apt.js';
@@ -9,27 +9,7 @@ import { buildDeb } from '../helpers/debs.js';
 import { multipartBody } from '../helpers/multipart.js';
 import { makeTempDir } from '../helpers/tmp.js';
 import { freePort } from '../helpers/net.js';
-
-const root = new URL('../..', import.meta.url).pathname;
-
-
-/** The real service in its own process, as `npm start` runs it. */
-function startService(dataDir: string, port: number): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', join(root, 'src', 'main.ts')], {
-    cwd: root,
-    env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', RATE_LIMITS: 'off', SIGNING_KEY_ALGORITHM: 'ed25519', LOG_LEVEL: 'warn', BCRYPT_ROUNDS: '4', ENV: 'development' },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-}
-
-async function waitFor(check: () => Promise<boolean>, what: string, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check().catch(() => false)) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
+import { loginAsInitialAdmin, spawnService, waitFor, waitUntilReady } from '../helpers/service.js';
 
 describe('crash safety: SIGKILL in the middle of a stream of uploads', () => {
   let work: { dir: string; cleanup: () => Promise<void> };
@@ -46,11 +26,10 @@ describe('crash safety: SIGKILL in the middle of a stream of uploads', () => {
     const dataDir = join(work.dir, 'data');
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
-    child = startService(dataDir, port);
-    await waitFor(async () => (await fetch(`${base}/health/ready`)).ok, 'first start');
-    const password = (await readFile(join(dataDir, 'initial-admin-password'), 'utf8')).trim();
-    const login = await fetch(`${base}/auth/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password }) });
-    const token = ((await login.json()) as { access_token: string }).access_token;
+    const env = { SIGNING_KEY_ALGORITHM: 'ed25519', BCRYPT_ROUNDS: '4', ENV: 'development' };
+    child = spawnService(dataDir, port, env);
+    await waitUntilReady(base, 'first start');
+    const token = await loginAsInitialAdmin(base, dataDir);
 
     const debs = await Promise.all(Array.from({ length: 60 }, (_, i) => buildDeb(work.dir, { name: `crash-${i}`, version: '1.0', arch: 'amd64', files: { [`usr/share/crash/${i}`]: `payload ${i}\n`.repeat(200) } })));
     const published = new Set<string>();
@@ -80,8 +59,8 @@ describe('crash safety: SIGKILL in the middle of a stream of uploads', () => {
     const dead = child;
     if (dead.exitCode === null && dead.signalCode === null) await new Promise((r) => dead.once('exit', r));
 
-    child = startService(dataDir, port);
-    await waitFor(async () => (await fetch(`${base}/health/ready`)).ok, 'restart');
+    child = spawnService(dataDir, port, env);
+    await waitUntilReady(base, 'restart');
     // Start-up republishes what the crash left unpublished; wait until jammy is up to date.
     await waitFor(async () => {
       const res = await fetch(`${base}/distributions`, { headers: { authorization: `Bearer ${token}` } });
