@@ -5,19 +5,19 @@ import helmet from '@fastify/helmet';
 import multipart from '@fastify/multipart';
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
-import fastifyStatic from '@fastify/static';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import type { AppContext } from '../services/context.js';
 import { installAuth } from './auth-hook.js';
-import { installErrorHandlers, tooManyRequests } from './errors.js';
+import { frameworkErrorAnswer, installErrorHandlers, tooManyRequests } from './errors.js';
 import { installInputGuard } from './input-guard.js';
 import { PER_IP_LIMITS, RATE_LIMITS } from './rate-limits.js';
 import { API_PREFIXES, installRouteGuard, type RegisteredRoute } from './route-guard.js';
 import { validatorCompiler } from './validation.js';
 import { apiRoutes } from './routes/index.js';
+import { repositoryRoutes } from './routes/repository.js';
 import type { App } from './types.js';
 
 const JSON_BODY_LIMIT = 1024 * 1024;
@@ -85,41 +85,6 @@ async function installDocs(app: FastifyInstance, ctx: AppContext): Promise<void>
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 }
 
-const CONTENT_TYPES: Array<[RegExp, string]> = [
-  [/\.deb$/, 'application/vnd.debian.binary-package'],
-  [/\.rpm$/, 'application/x-rpm'],
-  [/\.gz$/, 'application/gzip'],
-  [/\.xz$/, 'application/x-xz'],
-  [/\.(asc|gpg)$/, 'application/pgp-keys'],
-  [/\.xml$/, 'application/xml'],
-  [/(^|\/)(InRelease|Release|Packages)$/, 'text/plain; charset=utf-8'],
-];
-
-/**
- * The published tree, read-only, at /repo/ (DECISIONS §8): ETag, Last-Modified and Range come
- * from the static file server; paths are resolved inside the repository folder only.
- */
-async function serveRepository(app: App, ctx: AppContext): Promise<void> {
-  await app.register(fastifyStatic, {
-    root: ctx.repo.files.repoDir,
-    prefix: '/repo/',
-    dotfiles: 'deny',
-    index: false,
-    list: false,
-    etag: true,
-    lastModified: true,
-    acceptRanges: true,
-    cacheControl: false,
-    decorateReply: false,
-    setHeaders: (res, path) => {
-      const type = CONTENT_TYPES.find(([pattern]) => pattern.test(path));
-      if (type) res.header('content-type', type[1]);
-      // Indexes change in place; package files never do.
-      res.header('cache-control', /\.(deb|rpm)$|by-hash|[0-9a-f]{64}-/.test(path) ? 'public, max-age=31536000, immutable' : 'no-cache');
-    },
-  });
-}
-
 export async function buildApp(ctx: AppContext): Promise<BuiltApp> {
   const app = Fastify({
     loggerInstance: ctx.log as FastifyBaseLogger,
@@ -131,6 +96,7 @@ export async function buildApp(ctx: AppContext): Promise<BuiltApp> {
     bodyLimit: JSON_BODY_LIMIT,
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 500 },
     ajv: { customOptions: { removeAdditional: false } },
+    frameworkErrors: frameworkErrorAnswer,
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(validatorCompiler());
 
@@ -158,7 +124,7 @@ export async function buildApp(ctx: AppContext): Promise<BuiltApp> {
   await installRateLimits(app, ctx);
   await installDocs(app, ctx);
 
-  await serveRepository(app, ctx);
+  await repositoryRoutes(app, ctx);
   for (const prefix of API_PREFIXES) {
     await app.register(async (scope) => {
       if (prefix) {

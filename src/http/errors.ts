@@ -85,6 +85,8 @@ export function toErrorAnswer(error: unknown): ErrorAnswer {
       return { status: 413, body: { detail: 'Request body too large', code: 'body_too_large' }, headers: {} };
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return { status: 415, body: { detail: 'Unsupported content type', code: 'unsupported_media_type' }, headers: {} };
+    case 'FST_ERR_BAD_URL':
+      return { status: 400, body: { detail: 'The URL is not valid percent-encoding', code: 'invalid_path' }, headers: {} };
     case 'FST_INVALID_MULTIPART_CONTENT_TYPE':
       return { status: 400, body: { detail: 'Expected a multipart/form-data body', code: 'multipart_required' }, headers: {} };
     default:
@@ -98,6 +100,12 @@ export function toErrorAnswer(error: unknown): ErrorAnswer {
     return { status, body: { detail: fe.message || 'Bad request', code: 'bad_request' }, headers: {} };
   }
   return { status: 500, body: { detail: 'Internal server error', code: 'internal_error' }, headers: {} };
+}
+
+/** Fastify's `frameworkErrors` option: errors raised before routing (a malformed URL) get the same body. */
+export function frameworkErrorAnswer(error: unknown, _request: FastifyRequest, reply: FastifyReply): void {
+  const answer = toErrorAnswer(error);
+  void reply.status(answer.status).headers(answer.headers).send(answer.body);
 }
 
 export function installErrorHandlers(app: FastifyInstance): void {

@@ -36,6 +36,7 @@ describe('GET /repo/: the published tree, read-only', () => {
   let work: { dir: string; cleanup: () => Promise<void> };
   let debPool: string;
   let rpmPool: string;
+  let plusPools: string[];
   const get = (path: string, headers: Record<string, string> = {}) => raw(port, path, { headers });
 
   before(async () => {
@@ -47,14 +48,19 @@ describe('GET /repo/: the published tree, read-only', () => {
     for (const [path, distribution] of [
       [await buildDeb(work.dir, { name: 'served', version: '1.0-1' }), 'jammy'],
       [await buildRpm(work.dir, { name: 'served-rpm', version: '1.0', files: { '/usr/share/served/a': 'a\n' }, noAutoReqProv: true }), 'rocky9'],
+      // Real-world spellings: `+` (binNMU, +dfsg, +deb12u1), `~` (backports, pre-releases), epochs.
+      [await buildDeb(work.dir, { name: 'plus-served', version: '1:1.5.0+ds1-1+b4~bpo12+1' }), 'jammy'],
+      [await buildRpm(work.dir, { name: 'plus-served-rpm', version: '2.0+git20240101~rc1', release: '1.el9+p1', epoch: 3, files: { '/usr/share/plus/a': 'a\n' }, noAutoReqProv: true }), 'rocky9'],
     ] as const) {
       const form = await multipartBody({ distribution }, { path });
       const res = await t.app.inject({ method: 'POST', url: '/upload', headers: { ...bearer(admin), ...form.headers }, payload: form.payload });
       assert.equal(res.statusCode, 201, res.body);
     }
-    const rows = await t.ctx.db.selectFrom('packages').select(['format', 'pool_path']).execute();
-    debPool = rows.find((r) => r.format === 'deb')!.pool_path;
-    rpmPool = rows.find((r) => r.format === 'rpm')!.pool_path;
+    const rows = await t.ctx.db.selectFrom('packages').select(['name', 'pool_path']).execute();
+    const poolOf = (name: string) => rows.find((r) => r.name === name)!.pool_path;
+    debPool = poolOf('served');
+    rpmPool = poolOf('served-rpm');
+    plusPools = [poolOf('plus-served'), poolOf('plus-served-rpm')];
   });
   after(async () => {
     await t.close();
@@ -83,6 +89,34 @@ describe('GET /repo/: the published tree, read-only', () => {
     assert.equal(head.status, 200);
     assert.equal(head.body.length, 0);
     assert.equal(Number(head.headers['content-length']), res.body.length);
+  });
+
+  it('serves files whose names hold `+`, `~` or `:` however the client percent-encodes them (apt sends %2b)', async () => {
+    assert.match(plusPools[0]!, /\+ds1-1\+b4~bpo12\+1_amd64\.deb$/, 'epoch left out of the .deb file name');
+    assert.match(plusPools[1]!, /\+git20240101~rc1-1\.el9\+p1\.x86_64\.rpm$/);
+    for (const pool of plusPools) {
+      const file = await readFile(join(t.dataDir, 'repo', pool));
+      const spellings = [
+        pool,
+        pool.replace(/\+/g, '%2b'),
+        pool.replace(/\+/g, '%2B').replace(/~/g, '%7e'),
+        pool.replace(/\+/g, '%2B').replace(/~/g, '%7E').replace(/\./g, '%2e'),
+        pool.split('/').map(encodeURIComponent).join('/'),
+      ];
+      for (const spelling of spellings) {
+        const res = await get(`/repo/${spelling}`);
+        assert.equal(res.status, 200, spelling);
+        assert.deepEqual(res.body, file, spelling);
+      }
+    }
+    assert.equal((await get('/repo/keys/tollgate%2Easc')).status, 200);
+    // A colon (epochs in some clients' paths) decodes too; no such file here, so a clean 404.
+    const missing = await get('/repo/apt/pool/main/p/plus-served/plus-served_1%3a1.5.0_amd64.deb');
+    assert.equal(missing.status, 404);
+    assert.equal(JSON.parse(missing.body.toString()).code, 'not_found');
+    const undecodable = await get('/repo/keys/tollgate%zz.asc');
+    assert.equal(undecodable.status, 400);
+    assert.equal(JSON.parse(undecodable.body.toString()).code, 'invalid_path');
   });
 
   it('answers a Range request with 206 and exactly the requested bytes', async () => {
