@@ -16,11 +16,25 @@ interface Fingerprint {
 }
 
 const sameFingerprint = (a: Fingerprint, b: Fingerprint) => a.count === b.count && a.sum === b.sum && a.max === b.max && a.mod === b.mod;
+const emptyFingerprint = (): Fingerprint => ({ count: 0, sum: 0, max: 0, mod: 0 });
+
+/** Adds one indexed row to a fingerprint, as the SQL aggregate in `Publisher.fingerprint` counts it. */
+function addSeq(f: Fingerprint, seq: number): Fingerprint {
+  f.count += 1;
+  f.sum += seq;
+  f.max = Math.max(f.max, seq);
+  f.mod += seq % 65521;
+  return f;
+}
 
 const BATCH = 2000;
 
-/** A distribution's index entries in index order, read in keyset-paginated batches. */
-async function* indexedEntries(db: Db, codename: string): AsyncGenerator<string[]> {
+/**
+ * A distribution's index entries in index order, read in keyset-paginated batches. Each batch is
+ * its own query, so rows committed meanwhile may be included: `written` fingerprints exactly the
+ * rows yielded, which is what the index then holds.
+ */
+async function* indexedEntries(db: Db, codename: string, written: Fingerprint): AsyncGenerator<string[]> {
   let after: { seq: number; id: string } | null = null;
   for (;;) {
     let q = db
@@ -34,6 +48,7 @@ async function* indexedEntries(db: Db, codename: string): AsyncGenerator<string[
     }
     const rows = await q.orderBy('seq').orderBy('id').limit(BATCH).execute();
     if (rows.length === 0) return;
+    for (const r of rows) addSeq(written, Number(r.seq));
     yield rows.map((r) => r.index_entry);
     const last = rows.at(-1)!;
     after = { seq: Number(last.seq), id: last.id };
@@ -137,9 +152,11 @@ export class Publisher {
     const work = async (db: Db) => {
       const row = await db.selectFrom('distributions').select(['generation', 'published_generation']).where('codename', '=', codename).executeTakeFirstOrThrow();
       const generation = Number(row.generation);
-      const current = await this.fingerprint(db, codename);
       const last = this.published.get(codename);
-      let appended = false;
+      // What the index holds once this run is done. Under READ COMMITTED each query sees the
+      // commits made before it, so this is taken from the rows actually written, never from a
+      // separate count that a concurrent upload could have overtaken (that double-appended it).
+      let written: Fingerprint | null = null;
       // Only what this process published itself can be extended, and only if nobody else published since.
       if (last && writer.append && last.generation === Number(row.published_generation)) {
         const fresh = await db
@@ -150,29 +167,30 @@ export class Publisher {
           .where('seq', '>', last.fingerprint.max)
           .orderBy('seq')
           .execute();
-        const expected = fresh.reduce(
-          (f, r) => ({ count: f.count + 1, sum: f.sum + Number(r.seq), max: Math.max(f.max, Number(r.seq)), mod: f.mod + (Number(r.seq) % 65521) }),
-          last.fingerprint,
-        );
-        const onlyAdditions = fresh.length > 0 && sameFingerprint(expected, current);
-        if (onlyAdditions) appended = await writer.append(dist, fresh.map((r) => r.index_entry), signer);
+        const expected = fresh.reduce((f, r) => addSeq(f, Number(r.seq)), { ...last.fingerprint });
+        // Read after `fresh`: equal only if nothing but these additions happened since the last run.
+        const current = await this.fingerprint(db, codename);
+        if (fresh.length > 0 && sameFingerprint(expected, current) && (await writer.append(dist, fresh.map((r) => r.index_entry), signer))) {
+          written = expected;
+          mode = 'append';
+        }
       }
-      if (!appended) {
+      if (!written) {
+        written = emptyFingerprint();
         if (writer.writeBatches) {
-          await writer.writeBatches(dist, indexedEntries(db, codename), signer);
+          await writer.writeBatches(dist, indexedEntries(db, codename, written), signer);
         } else {
           const entries: string[] = [];
-          for await (const batch of indexedEntries(db, codename)) entries.push(...batch);
+          for await (const batch of indexedEntries(db, codename, written)) entries.push(...batch);
           await writer.write(dist, entries, signer);
         }
       }
-      mode = appended ? 'append' : 'full';
       await db
         .updateTable('distributions')
         .set({ published_generation: generation, published_at: isoUtc() })
         .where('codename', '=', codename)
         .execute();
-      this.published.set(codename, { generation, fingerprint: current });
+      this.published.set(codename, { generation, fingerprint: written });
     };
     try {
       if (this.dialect === 'postgres') {
