@@ -39,6 +39,9 @@ export interface UploadResult {
   steps: Array<{ name: string; status: string; message: string }>;
   findings: Record<string, number>;
   reasons: string[];
+  /** Rejected uploads only: the DECISIONS §1 error fields beside the result fields. */
+  detail?: string;
+  code?: string;
 }
 
 export interface UploadAnswer {
@@ -106,6 +109,7 @@ export class UploadService {
       reasons: [],
       slaDeadline: null,
       duplicateOf: null,
+      rejection: null,
     };
     try {
       const steps = [formatStep, provenanceStep(deps), antivirusStep(deps), cveStep(deps), signature, dependenciesStep(deps)];
@@ -162,6 +166,7 @@ export class UploadService {
       steps: steps.map(({ name, status, message }) => ({ name, status, message })),
       findings: { ...state.findings },
       reasons: state.reasons,
+      ...(state.outcome === 'rejected' || !state.outcome ? state.rejection ?? { detail: 'The package was rejected', code: 'rejected' } : {}),
     };
   }
 

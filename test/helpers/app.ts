@@ -1,10 +1,12 @@
 import { randomBytes } from 'node:crypto';
+import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import pg from 'pg';
 import { pino } from 'pino';
 import { loadConfig, type Config } from '../../src/config.js';
 import { buildApp, type BuiltApp } from '../../src/http/app.js';
 import type { Role } from '../../src/domain/roles.js';
 import { closeContext, createContext, type AppContext } from '../../src/services/context.js';
+import { checkErrorAnswer } from './errors.js';
 import { makeTempDir } from './tmp.js';
 
 export type Backend = 'sqlite' | 'postgres';
@@ -82,6 +84,7 @@ export async function startTestApp(options: { backend?: Backend; env?: Record<st
   const log = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   const ctx = await createContext(config, log);
   const built = await buildApp(ctx);
+  checkErrorBodies(built.app);
   await built.app.ready();
   ctx.health.markStarted();
   const { readFileSync } = await import('node:fs');
@@ -113,6 +116,22 @@ export async function startTestApp(options: { backend?: Backend; env?: Record<st
       await tmp.cleanup();
     },
   };
+}
+
+/**
+ * Every answer a test receives through `app.inject` with status >= 400 is checked for the
+ * DECISIONS §1 error body, so no error path can regress to a bare or differently shaped body.
+ */
+function checkErrorBodies(app: BuiltApp['app']): void {
+  const inject = app.inject.bind(app) as (opts: InjectOptions | string) => Promise<LightMyRequestResponse>;
+  const checked = async (opts: InjectOptions | string) => {
+    const res = await inject(opts);
+    const method = typeof opts === 'string' ? 'GET' : (opts.method ?? 'GET');
+    const url = typeof opts === 'string' ? opts : String(opts.url ?? '');
+    checkErrorAnswer(method, url, res.statusCode, res.rawPayload);
+    return res;
+  };
+  (app as { inject: unknown }).inject = checked;
 }
 
 export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });

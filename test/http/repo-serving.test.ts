@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { bearer, startTestApp, type TestApp } from '../helpers/app.js';
 import { buildDeb } from '../helpers/debs.js';
+import { checkErrorAnswer } from '../helpers/errors.js';
 import { multipartBody } from '../helpers/multipart.js';
 import { buildRpm } from '../helpers/rpms.js';
 import { makeTempDir } from '../helpers/tmp.js';
@@ -22,7 +23,11 @@ function raw(port: number, path: string, options: { method?: string; headers?: R
     const req = request({ host: '127.0.0.1', port, path, method: options.method ?? 'GET', headers: options.headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
+      res.on('end', () => {
+        const body = Buffer.concat(chunks);
+        checkErrorAnswer(options.method ?? 'GET', path, res.statusCode!, body);
+        resolve({ status: res.statusCode!, headers: res.headers, body });
+      });
       res.on('error', reject);
     });
     req.on('error', reject);

@@ -67,6 +67,9 @@ for (const backend of backends()) {
       assert.equal(body.status, 'rejected', res.body);
       assert.equal(body.distribution, distribution);
       assert.ok(body.reasons.some((r: string) => code.test(r)), `reasons ${JSON.stringify(body.reasons)} should match ${code}`);
+      // DECISIONS §1: the 422 carries the error fields beside the upload result fields.
+      assert.ok(body.reasons[0].startsWith(`${body.code}: `), `code ${body.code} names the first reason ${body.reasons[0]}`);
+      assert.match(body.detail, /^[A-Z]/);
       assert.deepEqual(body.steps.map((s: { name: string }) => s.name), ['format', 'provenance', 'antivirus', 'cve', 'signature', 'dependencies']);
       const failed = body.steps.find((s: { status: string }) => s.status === 'failed');
       assert.equal(failed?.name, step, res.body);
@@ -170,6 +173,8 @@ for (const backend of backends()) {
         const i386 = await buildDeb(work.dir, { name: 'i386pkg', version: '1.0', arch: 'i386' });
         const body = await assertRejected(i386, 'jammy', /^wrong_architecture: /);
         assert.equal(body.arch, 'i386');
+        assert.equal(body.code, 'wrong_architecture');
+        assert.equal(body.detail, 'Architecture i386 is not accepted in jammy (amd64, all)');
       });
     });
 
@@ -261,7 +266,9 @@ for (const backend of backends()) {
         assert.equal(body.pipeline.format, 'valid');
         assert.equal(body.pipeline.provenance, 'mismatch');
         assert.equal(body.steps[1].status, 'failed');
-        assert.ok(body.reasons.some((r: string) => r.startsWith('sha256_mismatch: ') && r.includes(wrong)));
+        assert.ok(body.reasons.some((r: string) => r.startsWith('checksum_mismatch: ') && r.includes(wrong)));
+        assert.equal(body.code, 'checksum_mismatch');
+        assert.match(body.detail, new RegExp(`^SHA-256 mismatch: expected ${wrong}`));
         await assertNothingStored();
       });
 

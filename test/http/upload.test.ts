@@ -165,6 +165,7 @@ for (const backend of backends()) {
       assert.equal(typeof last.data.detail, 'string');
       assert.equal(last.data.existing_sha256, await sha256(first));
       assert.equal(last.data.incoming_sha256, await sha256(second));
+      assert.deepEqual([last.data.name, last.data.version, last.data.arch, last.data.distribution], ['stream-conflict', '1.0', 'amd64', 'noble']);
       assert.equal(conflict.events.filter((e) => e.event === 'result').length, 0);
     });
 

@@ -48,6 +48,15 @@ export interface UploadState {
   slaDeadline: string | null;
   /** Set when the identical file is already stored: the upload answers the stored result (200). */
   duplicateOf: string | null;
+  /** Why the upload was rejected: the error `code` and human `detail` of its 422 answer. */
+  rejection: { code: string; detail: string } | null;
+}
+
+/** Ends the upload as `rejected` (DECISIONS §4): nothing is kept, the answer carries code and detail. */
+export function rejectUpload(state: UploadState, code: string, message: string): void {
+  state.outcome = 'rejected';
+  state.reasons.push(`${code}: ${message}`);
+  state.rejection ??= { code, detail: message.charAt(0).toUpperCase() + message.slice(1) };
 }
 
 export interface PipelineStep {

@@ -26,6 +26,8 @@ const UploadResultOut = Type.Object({
   steps: Type.Array(Type.Object({ name: Type.String(), status: Type.String(), message: Type.String() })),
   findings: Type.Record(Type.String(), Type.Integer()),
   reasons: Type.Array(Type.String()),
+  detail: Type.Optional(Type.String()),
+  code: Type.Optional(Type.String()),
 });
 
 const SHA256 = /^[0-9a-fA-F]{64}$/;

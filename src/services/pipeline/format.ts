@@ -1,13 +1,12 @@
 import { open } from 'node:fs/promises';
 import { PackageFormatError } from '../../domain/errors.js';
-import type { PipelineStep, StepResult, UploadState } from '../../domain/pipeline/types.js';
+import { rejectUpload, type PipelineStep, type StepResult, type UploadState } from '../../domain/pipeline/types.js';
 import { handlerFor, sniffFormat } from '../formats/index.js';
 
 const result = (status: StepResult['status'], message: string, value: string): StepResult => ({ name: 'format', status, message, value });
 
 function reject(state: UploadState, code: string, message: string): StepResult {
-  state.outcome = 'rejected';
-  state.reasons.push(`${code}: ${message}`);
+  rejectUpload(state, code, message);
   return result('failed', message, 'invalid');
 }
 

@@ -1,5 +1,5 @@
 import { DomainError } from '../../domain/errors.js';
-import type { PipelineStep } from '../../domain/pipeline/types.js';
+import { rejectUpload, type PipelineStep } from '../../domain/pipeline/types.js';
 import { findPackage } from '../packages/package-store.js';
 import type { PipelineDeps } from './deps.js';
 
@@ -14,9 +14,9 @@ export function provenanceStep(deps: Pick<PipelineDeps, 'db'>): PipelineStep {
     async run(state) {
       const pkg = state.pkg!;
       if (state.claimedSha256 && state.claimedSha256 !== state.file.sha256) {
-        state.outcome = 'rejected';
-        state.reasons.push(`sha256_mismatch: expected ${state.claimedSha256}, received ${state.file.sha256}`);
-        return { name: 'provenance', status: 'failed', message: `SHA-256 mismatch: expected ${state.claimedSha256}, received ${state.file.sha256}`, value: 'mismatch' };
+        const message = `SHA-256 mismatch: expected ${state.claimedSha256}, received ${state.file.sha256}`;
+        rejectUpload(state, 'checksum_mismatch', message);
+        return { name: 'provenance', status: 'failed', message, value: 'mismatch' };
       }
       const existing = await findPackage(deps.db, state.distribution.codename, pkg.name, pkg.version, pkg.arch);
       if (existing && existing.sha256 === state.file.sha256) {
@@ -27,6 +27,11 @@ export function provenanceStep(deps: Pick<PipelineDeps, 'db'>): PipelineStep {
         throw new DomainError('conflict', 'version_exists', `${pkg.name} ${pkg.version} (${pkg.arch}) already exists in ${state.distribution.codename} with different content`, {
           existing_sha256: existing.sha256,
           incoming_sha256: state.file.sha256,
+          name: pkg.name,
+          package: pkg.name,
+          version: pkg.version,
+          arch: pkg.arch,
+          distribution: state.distribution.codename,
         });
       }
       return state.claimedSha256
