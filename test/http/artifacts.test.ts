@@ -118,6 +118,19 @@ for (const backend of backends()) {
         assert.equal(raw.statusCode, 200, raw.body);
         assert.equal(raw.json().items[0].arch, 'x86_64');
         assert.equal((await get('/artifacts/dep-base/2.0-1?distribution=jammy&arch=amd64')).json().items.length, 1);
+        // API.md "one version's information": the version's own fields at the top level.
+        const one = (await get('/artifacts/dep-base/2.0-1')).json();
+        assert.equal(one.name, 'dep-base');
+        assert.equal(one.version, '2.0-1');
+        assert.equal(one.status, 'published');
+        assert.equal(one.arch, 'amd64');
+        assert.equal(one.distribution, 'jammy');
+        assert.equal(one.cve_status, 'not_scanned', 'no vulnerability database is configured here');
+        assert.deepEqual(one.cve_results, []);
+        assert.match(one.sha256, /^[0-9a-f]{64}$/);
+        assert.deepEqual(one.steps.map((s: { name: string }) => s.name), ['format', 'provenance', 'antivirus', 'cve', 'signature', 'dependencies']);
+        assert.equal(one.items[0].status, 'published');
+        assert.equal(raw.json().distribution, 'rocky9');
         assert.equal((await get('/artifacts/dep-base/2.0-1?distribution=noble')).statusCode, 404);
       });
 
@@ -221,6 +234,27 @@ for (const backend of backends()) {
         const repomd = await t.app.inject({ method: 'GET', url: `${new URL(baseurl).pathname}repodata/repomd.xml` });
         assert.equal(repomd.statusCode, 200);
         assert.match(body.commands.at(-1), /^sudo dnf install rpm-app-1\.0-1\.x86_64$/);
+      });
+
+      it('answers only for a version the index serves: 409 not_published for a withheld one, else the newest published', async () => {
+        const maintainer = await t.tokenFor('maintainer');
+        await deb({ name: 'held-pkg', version: '1.0-1' }, 'noble');
+        await deb({ name: 'held-pkg', version: '1.1+really1.0-1' }, 'noble');
+        await rpm({ name: 'held-rpm', version: '1.0', files: { '/usr/share/held-rpm/a': 'a\n' } }, 'rocky8');
+        for (const [name, version] of [['held-pkg', '1.1+really1.0-1'], ['held-rpm', '1.0-1']] as const) {
+          const q = await t.app.inject({ method: 'POST', url: `/security/packages/${name}/${encodeURIComponent(version)}/quarantine`, headers: bearer(maintainer), payload: { reason: 'test' } });
+          assert.equal(q.statusCode, 200, q.body);
+        }
+        const withheld = await get(`/artifacts/held-pkg/install?version=${encodeURIComponent('1.1+really1.0-1')}`);
+        assert.equal(withheld.statusCode, 409, withheld.body);
+        assert.equal(withheld.json().code, 'not_published');
+        assert.match(withheld.json().detail, /held-pkg 1\.1\+really1\.0-1 is not in a published index \(noble: quarantined\)/);
+        // Unnamed version: the newest the index serves, not the newer quarantined one.
+        assert.equal((await get('/artifacts/held-pkg/install')).json().commands.at(-1), 'sudo apt-get install held-pkg=1.0-1');
+        const rpmHeld = await get('/artifacts/held-rpm/install');
+        assert.equal(rpmHeld.statusCode, 409, rpmHeld.body);
+        assert.equal(rpmHeld.json().code, 'not_published');
+        for (const name of ['held-pkg', 'held-rpm']) await t.app.inject({ method: 'DELETE', url: `/artifacts/${name}`, headers: bearer(admin) });
       });
     });
 

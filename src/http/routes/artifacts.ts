@@ -5,7 +5,8 @@ import type { AppContext } from '../../services/context.js';
 import { Catalog, latestRow, versionView } from '../../services/packages/catalog.js';
 import { inspectedFromRow } from '../../services/packages/lifecycle.js';
 import { providesLookup } from '../../services/packages/package-store.js';
-import { installInstructions } from '../../services/packages/install.js';
+import { installableRow, installInstructions } from '../../services/packages/install.js';
+import type { PackageRow } from '../../services/packages/package-store.js';
 import { principalOf } from '../auth-hook.js';
 import { notFound } from '../errors.js';
 import { AnyObject, errorResponses, PageQuery, pageOf } from '../schemas.js';
@@ -88,7 +89,7 @@ export async function artifactRoutes(app: App, ctx: AppContext): Promise<void> {
     },
   }, async (request) => {
     const rows = await rowsOr404(request.params.name, request.query);
-    const row = latestRow(rows);
+    const row = installableRow(rows, request.query.version);
     const base = (await ctx.settings.get('app_url')) ?? ctx.config.appUrl;
     return installInstructions(base, findDistribution(row.distribution)!, row);
   });
@@ -97,7 +98,10 @@ export async function artifactRoutes(app: App, ctx: AppContext): Promise<void> {
     schema: { tags: ['artifacts'], summary: "One version's information", params: Type.Object({ name: Name, version: Version }), querystring: Narrow, response: { ...errorResponses, 200: AnyObject } },
   }, async (request) => {
     const rows = await rowsOr404(request.params.name, { version: request.params.version, ...request.query });
-    return { name: request.params.name, version: request.params.version, items: rows.map((r) => ({ ...versionView(r), steps: JSON.parse(r.pipeline) })) };
+    const detail = (r: PackageRow) => ({ ...versionView(r), steps: JSON.parse(r.pipeline) as unknown[], cve_results: (JSON.parse(r.findings) as { details?: unknown[] }).details ?? [] });
+    // The version's own fields at the top (the narrowed row, else the one changed last); every distribution and arch in `items`.
+    const shown = rows.reduce((a, b) => (b.updated_at > a.updated_at ? b : a));
+    return { ...detail(shown), items: rows.map(detail) };
   });
 
   const deleteAnswer = Type.Object({ deleted: Type.Integer(), items: Type.Array(Type.Object({ version: Type.String(), arch: Type.String(), distribution: Type.String() })) });

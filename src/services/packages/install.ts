@@ -1,5 +1,24 @@
-import type { Distribution } from '../../domain/distributions.js';
+import { isIndexed, type Distribution } from '../../domain/distributions.js';
+import { DomainError } from '../../domain/errors.js';
+import { latestRow } from './catalog.js';
 import type { PackageRow } from './package-store.js';
+
+/**
+ * The row install instructions are for: only a version the distribution's index serves can be
+ * installed. Asked for one version, that version or 409 `not_published` naming its status; else
+ * the newest version in an index.
+ */
+export function installableRow(rows: readonly PackageRow[], requestedVersion?: string): PackageRow {
+  const indexed = rows.filter((r) => isIndexed(r.status));
+  if (indexed.length > 0) return latestRow(indexed);
+  const row = latestRow(rows);
+  const what = requestedVersion ? `${row.name} ${row.version}` : `No version of ${row.name}`;
+  const states = [...new Set(rows.map((r) => `${r.distribution}: ${r.status}`))].join(', ');
+  throw new DomainError('conflict', 'not_published', `${what} is not in a published index (${states}), so it cannot be installed`, {
+    name: row.name,
+    statuses: rows.map((r) => ({ version: r.version, distribution: r.distribution, arch: r.arch, status: r.status })),
+  });
+}
 
 /** The exact client set-up and install commands for a package (DECISIONS §8). */
 export function installInstructions(baseUrl: string, dist: Distribution, row: Pick<PackageRow, 'name' | 'version' | 'arch'>) {
