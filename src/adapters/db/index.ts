@@ -6,6 +6,7 @@ import type { Database } from './schema.js';
 import * as m0001 from './migrations/0001-foundation.js';
 import * as m0002 from './migrations/0002-packages.js';
 import * as m0003 from './migrations/0003-security.js';
+import * as m0004 from './migrations/0004-downloads.js';
 
 export type Db = Kysely<Database>;
 export type DbDialect = 'sqlite' | 'postgres';
@@ -21,6 +22,7 @@ const migrations: Record<string, Migration> = {
   '0001-foundation': m0001,
   '0002-packages': m0002,
   '0003-security': m0003,
+  '0004-downloads': m0004,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -196,6 +196,48 @@ export interface JobRunsTable {
   last_result: string | null;
 }
 
+/** Downloads per UTC day and package (migration 0004); distribution '' = a shared APT pool file. */
+export interface DownloadCountsTable {
+  day: string;
+  distribution: string;
+  name: string;
+  version: string;
+  arch: string;
+  downloads: number;
+}
+
+export interface DownloadDaysTable {
+  day: string;
+  distribution: string;
+  downloads: number;
+}
+
+/** Per-package sums over the last `days` UTC days, as of download_rollups.day. */
+export interface DownloadTotalsTable {
+  days: number;
+  distribution: string;
+  name: string;
+  version: string;
+  arch: string;
+  downloads: number;
+}
+
+export interface DownloadRollupsTable {
+  days: number;
+  day: string;
+}
+
+/** How far one reverse-proxy log file (identified by its first line) has been counted. */
+export interface AccessLogFilesTable {
+  identity: string;
+  path: string;
+  position: number;
+  complete: number;
+  lines: number;
+  counted: number;
+  updated_at: string;
+}
+
 export interface Database {
   users: UsersTable;
   login_failures: LoginFailuresTable;
@@ -213,4 +255,9 @@ export interface Database {
   package_findings: PackageFindingsTable;
   security_decisions: SecurityDecisionsTable;
   job_runs: JobRunsTable;
+  download_counts: DownloadCountsTable;
+  download_days: DownloadDaysTable;
+  download_totals: DownloadTotalsTable;
+  download_rollups: DownloadRollupsTable;
+  access_log_files: AccessLogFilesTable;
 }
