@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
+import { parseLogGlob } from './domain/downloads/log-glob.js';
 
 /** Every environment variable the service reads, typed, in one place. README has the table. */
 export interface Config {
@@ -28,6 +29,8 @@ export interface Config {
   settingsKey: string | null;
   bcryptRounds: number;
   signingKeyAlgorithm: 'rsa4096' | 'ed25519';
+  /** Reverse-proxy access logs to count downloads from (a folder and a file-name glob); null = none. */
+  accessLogPath: string | null;
 }
 
 const WEAK_SECRETS = new Set(['changeme', 'change-me', 'secret', 'jwt-secret', 'default', 'password', 'tollgate']);
@@ -83,6 +86,17 @@ function resolveClamav(env: NodeJS.ProcessEnv): Config['clamav'] {
   return null;
 }
 
+function resolveAccessLogPath(env: NodeJS.ProcessEnv): string | null {
+  const raw = env.ACCESS_LOG_PATH?.trim();
+  if (!raw) return null;
+  try {
+    parseLogGlob(raw);
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
+  }
+  return raw;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const envName = oneOf('ENV', env.ENV ?? env.NODE_ENV, ['development', 'production', 'test'] as const, 'development');
   const production = envName === 'production';
@@ -113,5 +127,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     settingsKey: env.SETTINGS_KEY || null,
     bcryptRounds: int(env, 'BCRYPT_ROUNDS', 10, 4),
     signingKeyAlgorithm: oneOf('SIGNING_KEY_ALGORITHM', env.SIGNING_KEY_ALGORITHM, ['rsa4096', 'ed25519'] as const, 'rsa4096'),
+    accessLogPath: resolveAccessLogPath(env),
   };
 }

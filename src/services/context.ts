@@ -20,6 +20,8 @@ import { createRepository, type Repository } from './repository.js';
 import { JobScheduler } from './jobs.js';
 import { registerRetentionJob } from './retention.js';
 import { createSecurity, registerSecurityJobs, type SecurityService } from './security/index.js';
+import { DashboardService } from './dashboard.js';
+import { DownloadsService } from './downloads/index.js';
 
 /** Everything a request handler or job may use, built once at start-up. */
 export interface AppContext {
@@ -43,6 +45,10 @@ export interface AppContext {
   security: SecurityService;
   /** Daily jobs; started by main.ts once the service listens. */
   jobs: JobScheduler;
+  /** Repository statistics, activity history and summary (issue 8). */
+  dashboard: DashboardService;
+  /** Download counting (built-in server and proxy logs) and statistics (issue 8). */
+  downloads: DownloadsService;
   /** Run in reverse order at shutdown. */
   closers: Array<() => Promise<void>>;
 }
@@ -75,14 +81,19 @@ export async function createContext(config: Config, log: Logger): Promise<AppCon
   const jobs = new JobScheduler(db, settings, log, config.edition);
   registerSecurityJobs(jobs, security, db);
   registerRetentionJob(jobs, { db, audit, settings });
+  const dashboard = new DashboardService(db);
+  const downloads = new DownloadsService({ db, dialect, log, accessLogPath: config.accessLogPath });
   const ctx: AppContext = {
     config, log, db, dialect, box, audit, settings, users, tokens, auth,
-    metrics, health, mail, notifier, repo, security, jobs,
+    metrics, health, mail, notifier, repo, security, jobs, dashboard, downloads,
     // Deliveries still under way get a bounded wait before the database closes.
     closers: [close, () => notifier.idle(10_000)],
   };
   ctx.closers.push(() => repo.publisher.idle());
   ctx.closers.push(() => jobs.stop());
+  // Buffered download counts are written before the database closes.
+  downloads.start();
+  ctx.closers.push(() => downloads.close());
   await ensureInitialAdmin(ctx);
   return ctx;
 }

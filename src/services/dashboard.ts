@@ -1,0 +1,182 @@
+/**
+ * The dashboard (API.md "Downloads and dashboard"): repository statistics, activity history per
+ * UTC day and a summary. Every figure is a SQL aggregate read through an index (migration 0004);
+ * JavaScript only shapes the few aggregated rows.
+ */
+import { sql, type ExpressionBuilder, type Expression, type SqlBool } from 'kysely';
+import type { Db } from '../adapters/db/index.js';
+import type { Database } from '../adapters/db/schema.js';
+import { HISTORY_ACTIONS, HISTORY_SERIES, HISTORY_SERIES_NAMES, RECENT_ACTIVITY, type AuditMatch, type HistorySeries } from '../domain/dashboard.js';
+import { DISTRIBUTIONS, findDistribution, PACKAGE_STATUSES } from '../domain/distributions.js';
+import { SEVERITIES, type Severity } from '../domain/security/index.js';
+import { addDays, fillDays, lastDays } from '../domain/utc-days.js';
+import { REVIEW_STATUSES } from './security/queries.js';
+import { isoUtc, toApiTime } from './time.js';
+
+type StatusCounts = Record<string, number>;
+
+export interface DashboardStats {
+  generated_at: string;
+  packages_total: number;
+  storage_bytes: number;
+  stored_files: number;
+  by_status: StatusCounts;
+  by_format: Array<{ format: string; packages: number; stored_files: number; storage_bytes: number }>;
+  by_distribution: Array<{ distribution: string; format: string; packages: number; by_status: StatusCounts }>;
+}
+
+export type HistoryDay = { day: string } & Record<HistorySeries, number>;
+
+export interface DashboardHistory {
+  days: number;
+  from: string;
+  to: string;
+  totals: Record<HistorySeries, number>;
+  history: HistoryDay[];
+}
+
+export interface ActivityEntry {
+  seq: number;
+  timestamp: string;
+  action: string;
+  user: string | null;
+  result: string;
+  package: string | null;
+  version: string | null;
+  detail: string | null;
+}
+
+export interface DashboardSummary {
+  generated_at: string;
+  packages_total: number;
+  pending_reviews: number;
+  pending_by_status: Record<string, number>;
+  findings: Record<Severity, number>;
+  findings_total: number;
+  recent_activity: ActivityEntry[];
+}
+
+const zeroStatuses = (): StatusCounts => Object.fromEntries(PACKAGE_STATUSES.map((s) => [s, 0]));
+const DAY_OF = sql<string>`substr(timestamp, 1, 10)`;
+
+function matches(eb: ExpressionBuilder<Database, 'audit_index'>, m: AuditMatch): Expression<SqlBool> {
+  const parts: Array<Expression<SqlBool>> = [eb('action', 'in', [...m.actions])];
+  if (m.result) parts.push(eb('result', '=', m.result));
+  if (m.detailLike) parts.push(eb.or(m.detailLike.map((p) => eb('detail', 'like', p))));
+  return eb.and(parts);
+}
+
+export class DashboardService {
+  constructor(private readonly db: Db) {}
+
+  /** GET /dashboard/stats */
+  async stats(): Promise<DashboardStats> {
+    const perStatus = await this.db
+      .selectFrom('packages')
+      .select(['distribution', 'status', (eb) => eb.fn.countAll<number>().as('n')])
+      .groupBy(['distribution', 'status'])
+      .execute();
+    // Storage counts each stored file once: a file promoted to several distributions is one file.
+    const perFormat = await this.db
+      .selectFrom((eb) => eb
+        .selectFrom('packages')
+        .select(['format', 'sha256', (s) => s.fn.countAll<number>().as('n'), (s) => s.fn.max('size').as('size')])
+        .groupBy(['format', 'sha256'])
+        .as('f'))
+      .select(['f.format', (eb) => eb.fn.sum<number>('f.n').as('packages'), (eb) => eb.fn.countAll<number>().as('files'), (eb) => eb.fn.sum<number>('f.size').as('bytes')])
+      .groupBy('f.format')
+      .execute();
+
+    const byStatus = zeroStatuses();
+    const byDistribution = new Map(DISTRIBUTIONS.map((d) => [d.codename, { distribution: d.codename, format: d.format as string, packages: 0, by_status: zeroStatuses() }]));
+    for (const r of perStatus) {
+      const n = Number(r.n);
+      byStatus[r.status] = (byStatus[r.status] ?? 0) + n;
+      const dist = byDistribution.get(r.distribution)
+        ?? { distribution: r.distribution, format: findDistribution(r.distribution)?.format ?? 'unknown', packages: 0, by_status: zeroStatuses() };
+      dist.packages += n;
+      dist.by_status[r.status] = (dist.by_status[r.status] ?? 0) + n;
+      byDistribution.set(r.distribution, dist);
+    }
+    const formats = new Map<string, DashboardStats['by_format'][number]>([
+      ['deb', { format: 'deb', packages: 0, stored_files: 0, storage_bytes: 0 }],
+      ['rpm', { format: 'rpm', packages: 0, stored_files: 0, storage_bytes: 0 }],
+    ]);
+    for (const r of perFormat) {
+      formats.set(r.format, { format: r.format, packages: Number(r.packages), stored_files: Number(r.files), storage_bytes: Number(r.bytes ?? 0) });
+    }
+    const byFormat = [...formats.values()];
+    return {
+      generated_at: isoUtc(),
+      packages_total: byFormat.reduce((n, f) => n + f.packages, 0),
+      storage_bytes: byFormat.reduce((n, f) => n + f.storage_bytes, 0),
+      stored_files: byFormat.reduce((n, f) => n + f.stored_files, 0),
+      by_status: byStatus,
+      by_format: byFormat,
+      by_distribution: [...byDistribution.values()],
+    };
+  }
+
+  /** GET /dashboard/history: one aggregate over the audit index, grouped by UTC day. */
+  async history(days: number, now = new Date()): Promise<DashboardHistory> {
+    const window = lastDays(days, now);
+    const rows = await this.db
+      .selectFrom('audit_index')
+      .select((eb) => [
+        DAY_OF.as('day'),
+        ...HISTORY_SERIES_NAMES.map((name) =>
+          eb.fn.sum<number>(eb.case().when(eb.or(HISTORY_SERIES[name].map((m: AuditMatch) => matches(eb, m)))).then(eb.lit(1)).else(eb.lit(0)).end()).as(name)),
+      ])
+      .where('action', 'in', HISTORY_ACTIONS)
+      .where('timestamp', '>=', window.from)
+      .where('timestamp', '<', addDays(window.to, 1))
+      .groupBy(DAY_OF)
+      .execute();
+    const empty = (day: string): HistoryDay => ({ day, uploads: 0, publications: 0, reviews: 0, quarantines: 0 });
+    const aggregated = rows.map((r) => {
+      const out = empty(r.day);
+      for (const name of HISTORY_SERIES_NAMES) out[name] = Number((r as Record<string, unknown>)[name] ?? 0);
+      return out;
+    });
+    const history = fillDays(window.days, aggregated, empty);
+    const totals = empty('');
+    for (const d of history) for (const name of HISTORY_SERIES_NAMES) totals[name] += d[name];
+    const { day: _unused, ...sums } = totals;
+    return { days, from: window.from, to: window.to, totals: sums, history };
+  }
+
+  /** GET /dashboard/summary */
+  async summary(): Promise<DashboardSummary> {
+    const total = await this.db.selectFrom('packages').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst();
+    const pending = await this.db
+      .selectFrom('packages')
+      .select(['status', (eb) => eb.fn.countAll<number>().as('n')])
+      .where('status', 'in', [...REVIEW_STATUSES])
+      .groupBy('status')
+      .execute();
+    const findings = await this.db
+      .selectFrom('package_findings')
+      .select(['severity', (eb) => eb.fn.countAll<number>().as('n')])
+      .groupBy('severity')
+      .execute();
+    const recent = await this.db
+      .selectFrom('audit_index')
+      .select(['seq', 'timestamp', 'action', 'username', 'result', 'package', 'version', 'detail'])
+      .orderBy('seq', 'desc')
+      .limit(RECENT_ACTIVITY)
+      .execute();
+    const pendingByStatus: Record<string, number> = Object.fromEntries(REVIEW_STATUSES.map((s) => [s, 0]));
+    for (const r of pending) pendingByStatus[r.status] = Number(r.n);
+    const bySeverity = Object.fromEntries(SEVERITIES.map((s) => [s, 0])) as Record<Severity, number>;
+    for (const r of findings) if (r.severity in bySeverity) bySeverity[r.severity as Severity] = Number(r.n);
+    return {
+      generated_at: isoUtc(),
+      packages_total: Number(total?.n ?? 0),
+      pending_reviews: Object.values(pendingByStatus).reduce((a, b) => a + b, 0),
+      pending_by_status: pendingByStatus,
+      findings: bySeverity,
+      findings_total: Object.values(bySeverity).reduce((a, b) => a + b, 0),
+      recent_activity: recent.map(({ username, ...r }) => ({ ...r, seq: Number(r.seq), timestamp: toApiTime(r.timestamp) ?? r.timestamp, user: username })),
+    };
+  }
+}

@@ -1,0 +1,250 @@
+/**
+ * Download counts in the database (migration 0004): attribution of counted files to packages,
+ * batched upserts, the daily rebuild of the per-window totals and the statistics query.
+ *
+ * Writers (the in-process counter and the access-log ingester, in any replica) lock the
+ * download_rollups rows first on PostgreSQL, so a flush and a window rebuild never interleave: a
+ * flush either adds to a window already rebuilt for today or leaves the rows to the rebuild.
+ */
+import type { Transaction } from 'kysely';
+import type { Db, DbDialect } from '../../adapters/db/index.js';
+import type { Database } from '../../adapters/db/schema.js';
+import { creditedDistribution, DOWNLOAD_WINDOWS, SHARED, type DownloadWindow } from '../../domain/downloads/attribution.js';
+import { addDays, fillDays, lastDays, utcDay } from '../../domain/utc-days.js';
+
+type Executor = Db | Transaction<Database>;
+
+/** Downloads of one repository file on one UTC day, before attribution. */
+export interface FileDownloads {
+  day: string;
+  path: string;
+  downloads: number;
+}
+
+export interface AddReport {
+  /** Downloads credited to a package. */
+  counted: number;
+  /** Downloads of files no package row has (deleted since): dropped. */
+  unresolved: number;
+}
+
+interface PackageKey {
+  distribution: string;
+  name: string;
+  version: string;
+  arch: string;
+}
+
+export interface DownloadStats {
+  days: number;
+  from: string;
+  to: string;
+  total: number;
+  distinct_packages: number;
+  by_day: Array<{ day: string; downloads: number }>;
+  by_distribution: Array<{ distribution: string | null; downloads: number }>;
+  packages: Array<{ name: string; version: string; distribution: string | null; arch: string; downloads: number }>;
+}
+
+const BATCH = 500;
+const chunks = <T>(items: readonly T[], size = BATCH): T[][] =>
+  Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, (i + 1) * size));
+const keyOf = (k: PackageKey) => `${k.distribution}\n${k.name}\n${k.version}\n${k.arch}`;
+const publicDistribution = (d: string) => (d === SHARED ? null : d);
+
+export class DownloadStore {
+  constructor(
+    private readonly db: Db,
+    private readonly dialect: DbDialect,
+  ) {}
+
+  /** Credits downloads to packages and adds them to every table, in one transaction. */
+  async add(entries: readonly FileDownloads[], now = new Date(), trx?: Transaction<Database>): Promise<AddReport> {
+    if (entries.length === 0) return { counted: 0, unresolved: 0 };
+    if (!trx) return this.db.transaction().execute((t) => this.add(entries, now, t));
+    const rollups = await this.lockRollups(trx);
+    const owners = await this.owners(trx, [...new Set(entries.map((e) => e.path))]);
+    const counts = new Map<string, PackageKey & { day: string; downloads: number }>();
+    let unresolved = 0;
+    for (const e of entries) {
+      const owner = owners.get(e.path);
+      if (!owner) {
+        unresolved += e.downloads;
+        continue;
+      }
+      const key = `${e.day}\n${keyOf(owner)}`;
+      const row = counts.get(key) ?? { ...owner, day: e.day, downloads: 0 };
+      row.downloads += e.downloads;
+      counts.set(key, row);
+    }
+    const rows = [...counts.values()];
+    await this.upsertCounts(trx, rows);
+    await this.upsertDays(trx, rows);
+    const today = utcDay(now);
+    for (const days of DOWNLOAD_WINDOWS) {
+      if (rollups.get(days) !== today) continue; // the next rebuild reads download_counts, these rows included
+      const from = addDays(today, 1 - days);
+      await this.upsertTotals(trx, days, rows.filter((r) => r.day >= from && r.day <= today));
+    }
+    return { counted: rows.reduce((n, r) => n + r.downloads, 0), unresolved };
+  }
+
+  /**
+   * Rebuilds every window not yet rebuilt for today's UTC day: once a day, the day that left a
+   * window is dropped by recomputing it from download_counts. Cheap when nothing is due.
+   */
+  async rollOver(now = new Date()): Promise<DownloadWindow[]> {
+    const today = utcDay(now);
+    const due = (await this.db.selectFrom('download_rollups').select(['days', 'day']).execute()).filter((r) => r.day !== today);
+    if (due.length === 0) return [];
+    return this.db.transaction().execute(async (trx) => {
+      const rollups = await this.lockRollups(trx);
+      const rebuilt: DownloadWindow[] = [];
+      for (const days of DOWNLOAD_WINDOWS) {
+        if (rollups.get(days) === today) continue;
+        await trx.deleteFrom('download_totals').where('days', '=', days).execute();
+        await trx
+          .insertInto('download_totals')
+          .columns(['days', 'distribution', 'name', 'version', 'arch', 'downloads'])
+          .expression((eb) =>
+            eb
+              .selectFrom('download_counts')
+              .select((s) => [
+                s.lit(days).as('days'), 'distribution', 'name', 'version', 'arch', s.fn.sum<number>('downloads').as('downloads'),
+              ])
+              .where('day', '>=', addDays(today, 1 - days))
+              .where('day', '<=', today)
+              .groupBy(['distribution', 'name', 'version', 'arch']),
+          )
+          .execute();
+        await trx.updateTable('download_rollups').set({ day: today }).where('days', '=', days).execute();
+        rebuilt.push(days);
+      }
+      return rebuilt;
+    });
+  }
+
+  /** GET /downloads/stats: every figure is an index read of the pre-aggregated tables. */
+  async stats(days: DownloadWindow, limit: number, now = new Date()): Promise<DownloadStats> {
+    await this.rollOver(now);
+    const window = lastDays(days, now);
+    const perDay = await this.db
+      .selectFrom('download_days')
+      .select(['day', (eb) => eb.fn.sum<number>('downloads').as('downloads')])
+      .where('day', '>=', window.from)
+      .where('day', '<=', window.to)
+      .groupBy('day')
+      .execute();
+    const perDistribution = await this.db
+      .selectFrom('download_days')
+      .select(['distribution', (eb) => eb.fn.sum<number>('downloads').as('downloads')])
+      .where('day', '>=', window.from)
+      .where('day', '<=', window.to)
+      .groupBy('distribution')
+      .orderBy('downloads', 'desc')
+      .orderBy('distribution')
+      .execute();
+    const top = await this.db
+      .selectFrom('download_totals')
+      .select(['name', 'version', 'distribution', 'arch', 'downloads'])
+      .where('days', '=', days)
+      .where('downloads', '>', 0)
+      .orderBy('downloads', 'desc')
+      .orderBy('name')
+      .orderBy('version')
+      .orderBy('distribution')
+      .orderBy('arch')
+      .limit(limit)
+      .execute();
+    const distinct = await this.db
+      .selectFrom('download_totals')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('days', '=', days)
+      .where('downloads', '>', 0)
+      .executeTakeFirst();
+    const byDay = fillDays(window.days, perDay.map((r) => ({ day: r.day, downloads: Number(r.downloads) })), (day) => ({ day, downloads: 0 }));
+    return {
+      days,
+      from: window.from,
+      to: window.to,
+      total: byDay.reduce((n, d) => n + d.downloads, 0),
+      distinct_packages: Number(distinct?.n ?? 0),
+      by_day: byDay,
+      by_distribution: perDistribution.map((r) => ({ distribution: publicDistribution(r.distribution), downloads: Number(r.downloads) })),
+      packages: top.map((r) => ({ ...r, distribution: publicDistribution(r.distribution), downloads: Number(r.downloads) })),
+    };
+  }
+
+  private async lockRollups(trx: Transaction<Database>): Promise<Map<number, string>> {
+    let q = trx.selectFrom('download_rollups').select(['days', 'day']).orderBy('days');
+    if (this.dialect === 'postgres') q = q.forUpdate();
+    return new Map((await q.execute()).map((r) => [Number(r.days), r.day]));
+  }
+
+  /** The package each requested file belongs to (name, version, arch, credited distribution). */
+  private async owners(trx: Executor, paths: string[]): Promise<Map<string, PackageKey>> {
+    const rows: Array<{ pool_path: string; distribution: string; status: string; name: string; version: string; arch: string }> = [];
+    for (const batch of chunks(paths)) {
+      rows.push(...(await trx.selectFrom('packages').select(['pool_path', 'distribution', 'status', 'name', 'version', 'arch']).where('pool_path', 'in', batch).execute()));
+    }
+    const byPath = new Map<string, typeof rows>();
+    for (const r of rows) byPath.set(r.pool_path, [...(byPath.get(r.pool_path) ?? []), r]);
+    const owners = new Map<string, PackageKey>();
+    for (const [path, list] of byPath) {
+      const distribution = creditedDistribution(list);
+      // Every row of one pool file is the same file: same name, version and arch.
+      if (distribution !== null) owners.set(path, { distribution, name: list[0]!.name, version: list[0]!.version, arch: list[0]!.arch });
+    }
+    return owners;
+  }
+
+  private async upsertCounts(trx: Executor, rows: Array<PackageKey & { day: string; downloads: number }>): Promise<void> {
+    for (const batch of chunks(rows)) {
+      await trx
+        .insertInto('download_counts')
+        .values(batch)
+        .onConflict((oc) => oc.columns(['day', 'distribution', 'name', 'version', 'arch']).doUpdateSet((eb) => ({
+          downloads: eb('download_counts.downloads', '+', eb.ref('excluded.downloads')),
+        })))
+        .execute();
+    }
+  }
+
+  private async upsertDays(trx: Executor, rows: ReadonlyArray<{ day: string; distribution: string; downloads: number }>): Promise<void> {
+    const sums = new Map<string, { day: string; distribution: string; downloads: number }>();
+    for (const r of rows) {
+      const key = `${r.day}\n${r.distribution}`;
+      const sum = sums.get(key) ?? { day: r.day, distribution: r.distribution, downloads: 0 };
+      sum.downloads += r.downloads;
+      sums.set(key, sum);
+    }
+    for (const batch of chunks([...sums.values()])) {
+      await trx
+        .insertInto('download_days')
+        .values(batch)
+        .onConflict((oc) => oc.columns(['day', 'distribution']).doUpdateSet((eb) => ({
+          downloads: eb('download_days.downloads', '+', eb.ref('excluded.downloads')),
+        })))
+        .execute();
+    }
+  }
+
+  private async upsertTotals(trx: Executor, days: number, rows: ReadonlyArray<PackageKey & { downloads: number }>): Promise<void> {
+    const sums = new Map<string, PackageKey & { days: number; downloads: number }>();
+    for (const r of rows) {
+      const key = keyOf(r);
+      const sum = sums.get(key) ?? { days, distribution: r.distribution, name: r.name, version: r.version, arch: r.arch, downloads: 0 };
+      sum.downloads += r.downloads;
+      sums.set(key, sum);
+    }
+    for (const batch of chunks([...sums.values()])) {
+      await trx
+        .insertInto('download_totals')
+        .values(batch)
+        .onConflict((oc) => oc.columns(['days', 'distribution', 'name', 'version', 'arch']).doUpdateSet((eb) => ({
+          downloads: eb('download_totals.downloads', '+', eb.ref('excluded.downloads')),
+        })))
+        .execute();
+    }
+  }
+}
