@@ -17,6 +17,7 @@ import { PER_IP_LIMITS, RATE_LIMITS } from './rate-limits.js';
 import { API_PREFIXES, installRouteGuard, type RegisteredRoute } from './route-guard.js';
 import { validatorCompiler } from './validation.js';
 import { apiRoutes } from './routes/index.js';
+import { countDownloads } from './download-counter.js';
 import { repositoryRoutes } from './routes/repository.js';
 import type { App } from './types.js';
 
@@ -125,6 +126,7 @@ export async function buildApp(ctx: AppContext): Promise<BuiltApp> {
   await installDocs(app, ctx);
 
   await repositoryRoutes(app, ctx);
+  countDownloads(app, ctx);
   for (const prefix of API_PREFIXES) {
     await app.register(async (scope) => {
       if (prefix) {

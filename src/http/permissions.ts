@@ -87,6 +87,11 @@ export const ROUTE_ACCESS: Readonly<Record<string, Access>> = {
   'POST /settings/test-webhook': ADMIN,
   'POST /settings/test-ldap': ADMIN,
   'POST /settings/test-email': ADMIN,
+  // dashboard and download statistics (DECISIONS §2: every role)
+  'GET /dashboard/stats': 'any',
+  'GET /dashboard/history': 'any',
+  'GET /dashboard/summary': 'any',
+  'GET /downloads/stats': 'any',
   // health and metrics
   'GET /health/live': 'public',
   'GET /health/ready': 'public',

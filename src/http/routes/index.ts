@@ -4,7 +4,9 @@ import { apiTokenRoutes } from './api-tokens.js';
 import { artifactRoutes } from './artifacts.js';
 import { auditRoutes } from './audit.js';
 import { authRoutes } from './auth.js';
+import { dashboardRoutes } from './dashboard.js';
 import { distributionRoutes } from './distributions.js';
+import { downloadRoutes } from './downloads.js';
 import { gpgRoutes } from './gpg.js';
 import { healthRoutes } from './health.js';
 import { securityRoutes } from './security.js';
@@ -29,4 +31,6 @@ export async function apiRoutes(app: App, ctx: AppContext): Promise<void> {
   await gpgRoutes(app, ctx);
   await securityRoutes(app, ctx);
   await securityAdminRoutes(app, ctx);
+  await dashboardRoutes(app, ctx);
+  await downloadRoutes(app, ctx);
 }

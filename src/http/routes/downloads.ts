@@ -1,0 +1,52 @@
+/**
+ * GET /downloads/stats (API.md "Downloads and dashboard"): downloads of package files counted by the
+ * built-in server and read from reverse-proxy access logs (ACCESS_LOG_PATH).
+ */
+import { Type } from 'typebox';
+import { DOWNLOAD_WINDOWS, isDownloadWindow } from '../../domain/downloads/attribution.js';
+import type { AppContext } from '../../services/context.js';
+import { unprocessable } from '../errors.js';
+import { errorResponses } from '../schemas.js';
+import type { App } from '../types.js';
+
+const DEFAULT_DAYS = 30;
+const Distribution = Type.Union([Type.String(), Type.Null()], {
+  description: 'Codename; null for an APT pool file listed by several distributions (counted once, credited to none)',
+});
+
+const StatsOut = Type.Object({
+  days: Type.Integer(),
+  from: Type.String({ description: 'First UTC day of the window (YYYY-MM-DD)' }),
+  to: Type.String({ description: 'Last UTC day: today' }),
+  total: Type.Integer(),
+  distinct_packages: Type.Integer({ description: 'Packages downloaded at least once in the window' }),
+  by_day: Type.Array(Type.Object({ day: Type.String(), downloads: Type.Integer() }), { description: 'Every day of the window, oldest first' }),
+  by_distribution: Type.Array(Type.Object({ distribution: Distribution, downloads: Type.Integer() }), { description: 'Most downloaded first' }),
+  packages: Type.Array(Type.Object({
+    name: Type.String(), version: Type.String(), distribution: Distribution, arch: Type.String(), downloads: Type.Integer(),
+  }), { description: 'The `limit` most downloaded packages, most downloaded first' }),
+});
+
+export async function downloadRoutes(app: App, ctx: AppContext): Promise<void> {
+  app.get('/downloads/stats', {
+    schema: {
+      tags: ['downloads'],
+      summary: 'Package downloads over the last 7, 30 or 90 UTC days (today included)',
+      description: 'A download is a GET of a .deb/.rpm under the repository answered 200, or 206 from byte 0. '
+        + 'Index files are not downloads. Proxy logs are read every minute.',
+      querystring: Type.Object({
+        days: Type.Optional(Type.Integer({ description: 'One of 7, 30, 90 (default 30)' })),
+        limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 50 })),
+      }, { additionalProperties: false }),
+      response: { 200: StatsOut, ...errorResponses },
+    },
+  }, async (request) => {
+    const days = request.query.days ?? DEFAULT_DAYS;
+    if (!isDownloadWindow(days)) {
+      throw unprocessable('invalid_days', `days must be one of ${DOWNLOAD_WINDOWS.join(', ')}, got ${days}`, [
+        { loc: ['query', 'days'], msg: `must be one of ${DOWNLOAD_WINDOWS.join(', ')}` },
+      ]);
+    }
+    return ctx.downloads.stats(days, request.query.limit ?? 50);
+  });
+}
