@@ -20,6 +20,9 @@ async function main(): Promise<void> {
     redact: { paths: ['req.headers.authorization', 'req.headers.cookie', '*.password', '*.token'], censor: '[redacted]' },
   });
   const ctx = await createContext(config, log);
+  // A first start generates the signing key (seconds for RSA-4096, in a worker thread); ready
+  // waits for it, so start it before the HTTP layer is built rather than after.
+  ctx.repo.keyring.ensureKey().catch((error: unknown) => log.error({ err: error }, 'signing key generation failed'));
   const { app } = await buildApp(ctx);
   await app.listen({ host: config.host, port: config.port });
   ctx.health.markStarted();

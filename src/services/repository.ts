@@ -72,11 +72,12 @@ export async function createRepository(deps: RepositoryDeps): Promise<Repository
     deps.metrics,
   );
 
+  // Critical: ready means an upload made now is published in a signed index.
   deps.health.register('gpg', async () => {
     const signer = keyring.current();
     if (!signer) return { ok: false, configured: true, detail: 'repository signing key is being generated' };
     return { ok: true, configured: true, key_count: await keyring.keyCount(), fingerprint: signer.fingerprint, algorithm: signer.algorithm };
-  });
+  }, true);
   if (antivirus) {
     deps.health.register('clamav', async () => {
       const up = await antivirus.ping();

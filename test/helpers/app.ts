@@ -86,6 +86,8 @@ export async function startTestApp(options: { backend?: Backend; env?: Record<st
   const built = await buildApp(ctx);
   checkErrorBodies(built.app);
   await built.app.ready();
+  // As main.ts does after listening: ready needs the signing key (an ed25519 key here, made at once).
+  await ctx.repo.keyring.ensureKey();
   ctx.health.markStarted();
   const { readFileSync } = await import('node:fs');
   const adminPassword = readFileSync(`${tmp.dir}/initial-admin-password`, 'utf8').trim();
