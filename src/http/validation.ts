@@ -1,4 +1,4 @@
-import { Ajv } from 'ajv';
+import { Ajv, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
 
@@ -15,6 +15,55 @@ function makeAjv(coerceTypes: boolean | 'array') {
   return ajv;
 }
 
+interface JsonSchemaNode {
+  const?: unknown;
+  enum?: unknown[];
+  anyOf?: JsonSchemaNode[];
+  properties?: Record<string, JsonSchemaNode>;
+}
+
+/** The string constants a schema allows (`Type.Union` of literals, `enum`, `const`), or null if it allows anything else. */
+function stringConstants(node: JsonSchemaNode): string[] | null {
+  if (typeof node.const === 'string') return [node.const];
+  if (Array.isArray(node.enum)) return node.enum.every((v) => typeof v === 'string') ? (node.enum as string[]) : null;
+  if (Array.isArray(node.anyOf)) {
+    const parts = node.anyOf.map(stringConstants);
+    return parts.every((p) => p !== null) ? parts.flat() as string[] : null;
+  }
+  return null;
+}
+
+/** For each enumerated property: its values by their lower-case spelling. */
+function enumSpellings(schema: JsonSchemaNode): Array<[string, Map<string, string>]> {
+  return Object.entries(schema.properties ?? {}).flatMap(([name, node]) => {
+    const values = stringConstants(node);
+    return values ? [[name, new Map(values.map((v) => [v.toLowerCase(), v]))] as [string, Map<string, string>]] : [];
+  });
+}
+
+/**
+ * People type `?severity=Critical` or `?result=success`: enumerated query and path values are
+ * matched without regard to case and replaced by the declared spelling before validation, so
+ * handlers and answers only ever see the canonical value.
+ */
+function caseInsensitiveEnums(validate: ValidateFunction, schema: JsonSchemaNode): ValidateFunction {
+  const enums = enumSpellings(schema);
+  if (enums.length === 0) return validate;
+  const wrapped = ((data: unknown) => {
+    if (data && typeof data === 'object') {
+      const record = data as Record<string, unknown>;
+      for (const [name, spellings] of enums) {
+        const value = record[name];
+        if (typeof value === 'string') record[name] = spellings.get(value.toLowerCase()) ?? value;
+      }
+    }
+    const valid = validate(data);
+    wrapped.errors = validate.errors;
+    return valid;
+  }) as ValidateFunction;
+  return Object.assign(wrapped, { schema: validate.schema });
+}
+
 /**
  * Query strings and path parameters arrive as text and are coerced to their declared types;
  * JSON bodies are not: `"active": "yes"` is a 422, not a silent conversion.
@@ -23,7 +72,7 @@ export function validatorCompiler(): FastifySchemaCompiler<unknown> {
   const coercing = makeAjv('array');
   const exact = makeAjv(false);
   return ({ schema, httpPart }) => {
-    const ajv = httpPart === 'body' ? exact : coercing;
-    return ajv.compile(schema as object) as ReturnType<FastifySchemaCompiler<unknown>>;
+    if (httpPart === 'body') return exact.compile(schema as object) as ReturnType<FastifySchemaCompiler<unknown>>;
+    return caseInsensitiveEnums(coercing.compile(schema as object), schema as JsonSchemaNode) as ReturnType<FastifySchemaCompiler<unknown>>;
   };
 }

@@ -41,6 +41,18 @@ for (const backend of backends()) {
       assert.equal(badQuery.statusCode, 422);
     });
 
+    it('matches enumerated query values without regard to case, and still refuses values outside the enumeration', async () => {
+      await t.app.inject({ method: 'POST', url: '/auth/token', payload: { username: 'admin', password: 'wrong' } });
+      const lower = await t.app.inject({ method: 'GET', url: '/audit/logs?result=failure&action=LOGIN', headers: bearer(admin) });
+      assert.equal(lower.statusCode, 200, lower.body);
+      assert.ok(lower.json().items.length >= 1);
+      assert.ok(lower.json().items.every((e: { result: string }) => e.result === 'FAILURE'));
+      const mixed = await t.app.inject({ method: 'GET', url: '/audit/logs?result=Failure', headers: bearer(admin) });
+      assert.equal(mixed.json().total, lower.json().total);
+      const wrong = await t.app.inject({ method: 'GET', url: '/audit/logs?result=failed', headers: bearer(admin) });
+      assert.equal(wrong.statusCode, 422);
+    });
+
     it('answers oversized bodies with 413', async () => {
       const res = await t.app.inject({ method: 'POST', url: '/auth/users', headers: { ...bearer(admin), 'content-type': 'application/json' }, payload: JSON.stringify({ username: 'big', password: 'x'.repeat(2 * 1024 * 1024) }) });
       assert.equal(res.statusCode, 413);

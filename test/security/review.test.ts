@@ -169,6 +169,12 @@ for (const backend of backends()) {
       const kev = vulns.items.find((v: Json) => v.cve_id === 'CVE-2024-1003');
       assert.equal(kev.in_kev, true);
       assert.equal((await get('/security/vulnerabilities?severity=high', reader)).total, 2);
+      // Enumerated filters ignore case, as people type them; answers keep the lower-case spelling.
+      assert.deepEqual((await get('/security/packages?severity=Critical&status=PENDING_REVIEW', maintainer)).items.map((p: Json) => p.name).sort(), ['critpkg', 'libfoo1']);
+      assert.equal((await get('/security/vulnerabilities?severity=HIGH', reader)).items[0].severity, 'high');
+      const bogus = await app.app.inject({ method: 'GET', url: '/security/vulnerabilities?severity=Dire', headers: bearer(reader) });
+      assert.equal(bogus.statusCode, 422);
+      assert.equal(bogus.json().code, 'validation_error');
 
       const posture = await get('/security/packages-posture', reader);
       assert.equal(posture.by_status.pending_review, 6);
