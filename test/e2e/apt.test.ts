@@ -12,6 +12,11 @@ import { makeTempDir } from '../helpers/tmp.js';
 
 const sha256 = async (path: string) => createHash('sha256').update(await readFile(path)).digest('hex');
 
+// A version as real archives have them: an epoch, `+` (repacks, backports) and `~` (sorts before).
+const VERSION = '1:1.2.0+dfsg-3~bpo12+1';
+const CANDIDATE = /Candidate: 1:1\.2\.0\+dfsg-3~bpo12\+1/;
+const POOL_FILE = 'tollgate-hello_1.2.0+dfsg-3~bpo12+1_amd64.deb';
+
 describe('APT end to end: upload, signed index, a real apt-get', () => {
   let t: TestApp;
   let base: string;
@@ -40,7 +45,7 @@ describe('APT end to end: upload, signed index, a real apt-get', () => {
     admin = await t.tokenFor('admin');
     debPath = await buildDeb(work.dir, {
       name: 'tollgate-hello',
-      version: '1.2-3',
+      version: VERSION,
       arch: 'amd64',
       description: 'greets the world\n A test package published by Tollgate.',
       files: { 'usr/bin/tollgate-hello': '#!/bin/sh\necho hello\n' },
@@ -57,7 +62,7 @@ describe('APT end to end: upload, signed index, a real apt-get', () => {
     const body = res.json();
     assert.equal(body.status, 'published');
     assert.equal(body.package, 'tollgate-hello');
-    assert.equal(body.version, '1.2-3');
+    assert.equal(body.version, VERSION);
     assert.deepEqual(body.steps.map((s: { name: string }) => s.name), ['format', 'provenance', 'antivirus', 'cve', 'signature', 'dependencies']);
     assert.equal(body.pipeline.provenance, 'verified');
     assert.equal(body.pipeline.antivirus, 'skipped', 'no clamd configured: skipped, never a silent clean');
@@ -70,7 +75,7 @@ describe('APT end to end: upload, signed index, a real apt-get', () => {
     assert.equal(again.statusCode, 200, again.body);
     assert.equal(again.json().status, 'published');
     await mkdir(join(work.dir, 'other'));
-    const other = await buildDeb(join(work.dir, 'other'), { name: 'tollgate-hello', version: '1.2-3', arch: 'amd64', files: { 'usr/share/doc/x': 'different' } });
+    const other = await buildDeb(join(work.dir, 'other'), { name: 'tollgate-hello', version: VERSION, arch: 'amd64', files: { 'usr/share/doc/x': 'different' } });
     const conflict = await upload(other, 'jammy');
     assert.equal(conflict.statusCode, 409);
     assert.equal(conflict.json().code, 'version_exists');
@@ -94,7 +99,8 @@ describe('APT end to end: upload, signed index, a real apt-get', () => {
     const download = await apt.download('tollgate-hello');
     assert.equal(download.code, 0, download.stderr);
     const [file] = await readdir(join(apt.dir, 'downloads'));
-    assert.equal(file, 'tollgate-hello_1.2-3_amd64.deb');
+    // apt names the download with the epoch, percent-encoded; it fetched the pool file as %2b-encoded.
+    assert.equal(file, 'tollgate-hello_1%3a1.2.0+dfsg-3~bpo12+1_amd64.deb');
     assert.equal(await sha256(join(apt.dir, 'downloads', file!)), await sha256(debPath));
   });
 
@@ -107,11 +113,11 @@ describe('APT end to end: upload, signed index, a real apt-get', () => {
     await apt.setSource(`deb [signed-by=${key}] ${base}/repo/apt noble main`);
     assert.equal((await apt.update()).code, 0);
     const policy = await apt.policy('tollgate-hello');
-    assert.match(policy.stdout, /Candidate: 1\.2-3/);
+    assert.match(policy.stdout, CANDIDATE);
   });
 
   it('stops offering a deleted package', async () => {
-    const res = await t.app.inject({ method: 'DELETE', url: '/artifacts/tollgate-hello/1.2-3?distribution=jammy', headers: bearer(admin) });
+    const res = await t.app.inject({ method: 'DELETE', url: `/artifacts/tollgate-hello/${encodeURIComponent(VERSION)}?distribution=jammy`, headers: bearer(admin) });
     assert.equal(res.statusCode, 200, res.body);
     assert.equal(res.json().deleted, 1);
     const key = await keyring('delete.gpg');
@@ -119,9 +125,9 @@ describe('APT end to end: upload, signed index, a real apt-get', () => {
     await apt.setSource(`deb [signed-by=${key}] ${base}/repo/apt jammy main`);
     assert.equal((await apt.update()).code, 0);
     const policy = await apt.policy('tollgate-hello');
-    assert.doesNotMatch(policy.stdout, /Candidate: 1\.2-3/);
+    assert.doesNotMatch(policy.stdout, CANDIDATE);
     // noble still has its copy, and the pool file it shares is still there
-    const noble = await fetch(`${base}/repo/apt/pool/main/t/tollgate-hello/tollgate-hello_1.2-3_amd64.deb`);
+    const noble = await fetch(`${base}/repo/apt/pool/main/t/tollgate-hello/${POOL_FILE}`);
     assert.equal(noble.status, 200);
   });
 
@@ -135,7 +141,7 @@ describe('APT end to end: upload, signed index, a real apt-get', () => {
     await fresh.setSource(`deb [signed-by=${newKey}] ${base}/repo/apt noble main`);
     const ok = await fresh.update();
     assert.equal(ok.code, 0, ok.stderr);
-    assert.match((await fresh.policy('tollgate-hello')).stdout, /Candidate: 1\.2-3/);
+    assert.match((await fresh.policy('tollgate-hello')).stdout, CANDIDATE);
     const stale = await aptSandbox(join(work.dir, 'stale-client'));
     await stale.setSource(`deb [signed-by=${oldKey}] ${base}/repo/apt noble main`);
     const refused = await stale.update();

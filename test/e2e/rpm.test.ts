@@ -59,8 +59,8 @@ describe('RPM end to end: upload, signed repodata, a real dnf, createrepo_c agre
     base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
     admin = await t.tokenFor('admin');
     rpms.push(await buildRpm(work.dir, {
-      name: 'tollgate-tool', version: '2.1', release: '3.el9', epoch: 1, arch: 'x86_64', payloadCompression: 'gzip',
-      requires: ['tollgate-lib >= 1.0'], provides: ['tollgate-cli = 2.1'],
+      name: 'tollgate-tool', version: '2.1+git20240101~rc1', release: '3.el9', epoch: 1, arch: 'x86_64', payloadCompression: 'gzip',
+      requires: ['tollgate-lib >= 1.0'], provides: ['tollgate-cli = 2.1+git20240101~rc1'],
       files: { '/usr/bin/tollgate-tool': '#!/bin/sh\necho tool\n', '/etc/tollgate-tool.conf': 'x=1\n' }, noAutoReqProv: true,
     }));
     rpms.push(await buildRpm(work.dir, {
@@ -77,12 +77,12 @@ describe('RPM end to end: upload, signed repodata, a real dnf, createrepo_c agre
     const first = await upload(rpms[0]!, 'rocky9');
     assert.equal(first.statusCode, 201, first.body);
     assert.equal(first.json().status, 'published');
-    assert.equal(first.json().version, '1:2.1-3.el9');
+    assert.equal(first.json().version, '1:2.1+git20240101~rc1-3.el9');
     assert.equal(first.json().pipeline.dependencies, 'missing', 'tollgate-lib is not published yet');
     const second = await upload(rpms[1]!, 'rocky9');
     assert.equal(second.json().status, 'published');
     const deps = await t.app.inject({ method: 'GET', url: '/artifacts/tollgate-tool/dependencies', headers: bearer(admin) });
-    assert.deepEqual(deps.json(), { name: 'tollgate-tool', version: '1:2.1-3.el9', distribution: 'rocky9', all_satisfied: true, install_blocked: false, missing: [] });
+    assert.deepEqual(deps.json(), { name: 'tollgate-tool', version: '1:2.1+git20240101~rc1-3.el9', distribution: 'rocky9', all_satisfied: true, install_blocked: false, missing: [] });
     const wrongDist = await upload(rpms[1]!, 'jammy');
     assert.equal(wrongDist.statusCode, 422);
     assert.equal(wrongDist.json().status, 'rejected');
@@ -93,7 +93,7 @@ describe('RPM end to end: upload, signed repodata, a real dnf, createrepo_c agre
     const cache = await dnf.makecache();
     assert.equal(cache.code, 0, cache.stderr + cache.stdout);
     const list = await dnf.list('tollgate-tool');
-    assert.match(list.stdout, /tollgate-tool\.x86_64\s+1:2\.1-3\.el9/);
+    assert.match(list.stdout, /tollgate-tool\.x86_64\s+1:2\.1\+git20240101~rc1-3\.el9/);
     const download = await dnf.download('tollgate-tool');
     assert.equal(download.code, 0, download.stderr);
     const [file] = await readdir(join(dnf.dir, 'downloads'));
@@ -107,7 +107,7 @@ describe('RPM end to end: upload, signed repodata, a real dnf, createrepo_c agre
     assert.equal(res.statusCode, 200);
     assert.match(res.json().repo_file, /repo_gpgcheck=1/);
     assert.match(res.json().repo_file, /gpgkey=.*\/repo\/keys\/tollgate\.asc/);
-    assert.match(res.json().commands.at(-1), /dnf install tollgate-tool-2\.1-3\.el9\.x86_64/);
+    assert.match(res.json().commands.at(-1), /dnf install tollgate-tool-2\.1\+git20240101~rc1-3\.el9\.x86_64/);
   });
 
   it('lists the same entries as createrepo_c for the same packages', async () => {
