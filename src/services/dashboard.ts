@@ -9,7 +9,7 @@ import type { Database } from '../adapters/db/schema.js';
 import { HISTORY_ACTIONS, HISTORY_SERIES, HISTORY_SERIES_NAMES, RECENT_ACTIVITY, type AuditMatch, type HistorySeries } from '../domain/dashboard.js';
 import { DISTRIBUTIONS, findDistribution, PACKAGE_STATUSES } from '../domain/distributions.js';
 import { SEVERITIES, type Severity } from '../domain/security/index.js';
-import { addDays, fillDays, lastDays } from '../domain/utc-days.js';
+import { addDays, lastDays, utcDay } from '../domain/utc-days.js';
 import { REVIEW_STATUSES } from './security/queries.js';
 import { isoUtc, toApiTime } from './time.js';
 
@@ -57,6 +57,9 @@ export interface DashboardSummary {
 }
 
 const zeroStatuses = (): StatusCounts => Object.fromEntries(PACKAGE_STATUSES.map((s) => [s, 0]));
+const emptyDay = (day: string): HistoryDay => ({ day, uploads: 0, publications: 0, reviews: 0, quarantines: 0 });
+/** How long after midnight UTC an entry of the previous day may still reach the index (another replica's clock, a slow write). */
+const LATE_ENTRY_MS = 10 * 60_000;
 const DAY_OF = sql<string>`substr(timestamp, 1, 10)`;
 
 function matches(eb: ExpressionBuilder<Database, 'audit_index'>, m: AuditMatch): Expression<SqlBool> {
@@ -67,6 +70,9 @@ function matches(eb: ExpressionBuilder<Database, 'audit_index'>, m: AuditMatch):
 }
 
 export class DashboardService {
+  private readonly closedDays = new Map<string, HistoryDay>();
+  private closedAnchor: number | null = null;
+
   constructor(private readonly db: Db) {}
 
   /** GET /dashboard/stats */
@@ -117,9 +123,32 @@ export class DashboardService {
     };
   }
 
-  /** GET /dashboard/history: one aggregate over the audit index, grouped by UTC day. */
+  /**
+   * GET /dashboard/history: one aggregate over the audit index, grouped by UTC day. The audit trail
+   * is append-only, so a day that has ended no longer changes: its figures are kept in memory and
+   * only the days not seen yet (and today) are aggregated. Retention deleting old entries moves
+   * the lowest sequence number, which drops the kept days.
+   */
   async history(days: number, now = new Date()): Promise<DashboardHistory> {
     const window = lastDays(days, now);
+    const anchor = await this.db.selectFrom('audit_index').select((eb) => eb.fn.min('seq').as('seq')).executeTakeFirst();
+    const lowest = anchor?.seq === null || anchor?.seq === undefined ? null : Number(anchor.seq);
+    if (lowest !== this.closedAnchor) {
+      this.closedDays.clear();
+      this.closedAnchor = lowest;
+    }
+    const closedBefore = utcDay(now.getTime() - LATE_ENTRY_MS);
+    const first = window.days.find((d) => d >= closedBefore || !this.closedDays.has(d))!;
+    const fresh = new Map((await this.aggregateHistory(first, window.to)).map((d) => [d.day, d]));
+    const history = window.days.map((day) => (day < first ? this.closedDays.get(day)! : (fresh.get(day) ?? emptyDay(day))));
+    for (const d of history) if (d.day >= first && d.day < closedBefore) this.closedDays.set(d.day, d);
+    const totals = emptyDay('');
+    for (const d of history) for (const name of HISTORY_SERIES_NAMES) totals[name] += d[name];
+    const { day: _unused, ...sums } = totals;
+    return { days, from: window.from, to: window.to, totals: sums, history };
+  }
+
+  private async aggregateHistory(from: string, to: string): Promise<HistoryDay[]> {
     const rows = await this.db
       .selectFrom('audit_index')
       .select((eb) => [
@@ -128,21 +157,15 @@ export class DashboardService {
           eb.fn.sum<number>(eb.case().when(eb.or(HISTORY_SERIES[name].map((m: AuditMatch) => matches(eb, m)))).then(eb.lit(1)).else(eb.lit(0)).end()).as(name)),
       ])
       .where('action', 'in', HISTORY_ACTIONS)
-      .where('timestamp', '>=', window.from)
-      .where('timestamp', '<', addDays(window.to, 1))
+      .where('timestamp', '>=', from)
+      .where('timestamp', '<', addDays(to, 1))
       .groupBy(DAY_OF)
       .execute();
-    const empty = (day: string): HistoryDay => ({ day, uploads: 0, publications: 0, reviews: 0, quarantines: 0 });
-    const aggregated = rows.map((r) => {
-      const out = empty(r.day);
+    return rows.map((r) => {
+      const out = emptyDay(r.day);
       for (const name of HISTORY_SERIES_NAMES) out[name] = Number((r as Record<string, unknown>)[name] ?? 0);
       return out;
     });
-    const history = fillDays(window.days, aggregated, empty);
-    const totals = empty('');
-    for (const d of history) for (const name of HISTORY_SERIES_NAMES) totals[name] += d[name];
-    const { day: _unused, ...sums } = totals;
-    return { days, from: window.from, to: window.to, totals: sums, history };
   }
 
   /** GET /dashboard/summary */

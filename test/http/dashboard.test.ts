@@ -156,6 +156,22 @@ for (const backend of backends()) {
       assert.deepEqual(seqs, [...seqs].sort((a: number, b: number) => b - a));
     });
 
+    it('GET /dashboard/history: today is always current; ended days follow retention', async () => {
+      const today = dayOf(Date.now());
+      const threeDaysAgo = dayOf(Date.now() - 3 * DAY_MS);
+      const before = await get('/dashboard/history?days=7');
+      await t.ctx.audit.record({ action: 'QUARANTINE', user: 'dash-maint', result: 'SUCCESS', package: 'dash-a', version: '1.0-1', detail: 'test' });
+      const after = await get('/dashboard/history?days=7');
+      assert.equal(after.body.history.at(-1).quarantines, before.body.history.at(-1).quarantines + 1);
+      assert.equal(after.body.history.find((d: any) => d.day === threeDaysAgo).uploads, 2);
+      // Retention removes the oldest entries: the days they were in are counted again.
+      await t.ctx.db.deleteFrom('audit_index').where('seq', '<', 0).execute();
+      const trimmed = await get('/dashboard/history?days=7');
+      assert.deepEqual(trimmed.body.history.find((d: any) => d.day === threeDaysAgo), { day: threeDaysAgo, uploads: 0, publications: 0, reviews: 0, quarantines: 0 });
+      assert.equal(trimmed.body.history.at(-1).day, today);
+      assert.equal(trimmed.body.totals.uploads, 4);
+    });
+
     it('answers every role, and 401 without credentials', async () => {
       for (const role of ['admin', 'maintainer', 'uploader', 'auditor', 'reader'] as const) {
         const token = await t.tokenFor(role);
