@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { tmpdir } from 'node:os';
+import { ConfigError, loadConfig } from '../../src/config.js';
 import { parseCombinedLine, parseLogTime } from '../../src/domain/downloads/access-log.js';
 import { creditedDistribution, SHARED } from '../../src/domain/downloads/attribution.js';
 import { parseLogGlob } from '../../src/domain/downloads/log-glob.js';
@@ -132,6 +134,13 @@ describe('ACCESS_LOG_PATH globs and UTC days', () => {
     assert.ok(!glob.matches('error.log'));
     assert.ok(parseLogGlob('/logs/repo-[ab].log.?').matches('repo-a.log.1'));
     assert.throws(() => parseLogGlob('/var/log/*/access.log'), /folder/);
+  });
+
+  it('is checked when the configuration is read', () => {
+    const env = { DATA_DIR: tmpdir(), JWT_SECRET_KEY: 'k'.repeat(40) };
+    assert.equal(loadConfig(env).accessLogPath, null);
+    assert.equal(loadConfig({ ...env, ACCESS_LOG_PATH: '/var/log/nginx/access.log*' }).accessLogPath, '/var/log/nginx/access.log*');
+    assert.throws(() => loadConfig({ ...env, ACCESS_LOG_PATH: '/var/log/*/access.log' }), ConfigError);
   });
 
   it('lists every day of a window and fills the missing ones', () => {

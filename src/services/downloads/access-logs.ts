@@ -28,6 +28,8 @@ import type { DownloadStore, FileDownloads } from './store.js';
 const COMMIT_BYTES = 32 * 1024 * 1024;
 /** A first line longer than this is cut for the identity (no real access log has one). */
 const IDENTITY_BYTES = 64 * 1024;
+/** Longer "lines" (a binary file matching the glob) are skipped instead of buffered whole. */
+const MAX_LINE_BYTES = 1024 * 1024;
 
 export interface IngestReport {
   files: number;
@@ -169,6 +171,10 @@ export class AccessLogIngester {
         const last = data.lastIndexOf(10);
         if (last === -1) {
           carry = data;
+          if (carry.length > MAX_LINE_BYTES) {
+            consumed += carry.length;
+            carry = Buffer.alloc(0);
+          }
           continue;
         }
         this.countLines(data.subarray(0, last), progress);
