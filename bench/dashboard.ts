@@ -1,0 +1,197 @@
+/**
+ * bench/dashboard: the dashboard and download statistics at 50,000 packages and 1,000,000 daily
+ * download counter rows (not part of the test suite).
+ *
+ *   npx tsx bench/dashboard.ts [--packages 50000] [--downloads 1000000] [--requests 300]
+ *
+ * Runs on SQLite (a temp data folder), then on PostgreSQL when BENCH_DATABASE_URL (or
+ * TEST_DATABASE_URL) names a server: a fresh database is created there and dropped afterwards.
+ * Each endpoint is called through the full HTTP stack (app.inject: routing, JWT, role re-read,
+ * validation, serialisation) `--requests` times after a warm-up; median and p99 are printed
+ * against the 100 ms p99 target. Also measured: seeding, the daily window rebuild of the download
+ * totals, the counter's per-request cost, a flush, and access-log ingestion.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sql } from 'kysely';
+import pg from 'pg';
+import { pino } from 'pino';
+import { loadConfig } from '../src/config.js';
+import { packageFilePath } from '../src/domain/downloads/package-path.js';
+import { buildApp } from '../src/http/app.js';
+import { closeContext, createContext } from '../src/services/context.js';
+import { seedAudit, seedDownloads, seedFindings, seedPackages } from './lib/dashboard-seed.js';
+import { markdownTable, textTable } from './lib/table.js';
+import { median } from './lib/timing.js';
+
+const arg = (name: string, fallback: number) => {
+  const at = process.argv.indexOf(`--${name}`);
+  return at > 0 ? Number(process.argv[at + 1]) : fallback;
+};
+const PACKAGES = arg('packages', 50_000);
+const DOWNLOADS = arg('downloads', 1_000_000);
+const REQUESTS = arg('requests', 300);
+const WARMUP = 20;
+const DOWNLOAD_DAYS = 120;
+const TARGET_MS = 100;
+
+const ENDPOINTS = [
+  '/dashboard/stats',
+  '/dashboard/history',
+  '/dashboard/history?days=365',
+  '/dashboard/summary',
+  '/downloads/stats?days=7',
+  '/downloads/stats?days=30',
+  '/downloads/stats?days=90',
+  '/auth/me',
+];
+
+const percentile = (values: number[], p: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+};
+const ms = (n: number) => `${n.toFixed(1)} ms`;
+const s = (n: number) => `${(n / 1000).toFixed(1)} s`;
+
+async function timed<T>(label: string, fn: () => Promise<T>): Promise<T> {
+  const start = performance.now();
+  const value = await fn();
+  console.log(`  ${label}: ${s(performance.now() - start)}`);
+  return value;
+}
+
+async function freshPostgres(serverUrl: string): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = `tollgate_bench_${randomBytes(5).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const c = new pg.Client({ connectionString: serverUrl });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await c.end();
+    },
+  };
+}
+
+/** Combined-format lines: one in five a package download, the rest index files and other paths. */
+function accessLog(lines: number, paths: string[]): string {
+  const out: string[] = [];
+  const t = new Date();
+  const stamp = `${String(t.getUTCDate()).padStart(2, '0')}/${t.toUTCString().slice(8, 11)}/${t.getUTCFullYear()}:10:00:00 +0000`;
+  for (let i = 0; i < lines; i++) {
+    const target = i % 5 === 0 ? `/repo/${paths[i % paths.length]}` : i % 5 === 1 ? '/repo/apt/dists/jammy/InRelease' : `/static/app.${i % 97}.js`;
+    out.push(`198.51.100.${i % 250} - - [${stamp}] "GET ${target} HTTP/1.1" 200 ${1000 + (i % 5000)} "-" "Debian APT-HTTP/1.3 (2.6.1) \\"bench\\""`);
+  }
+  return `${out.join('\n')}\n`;
+}
+
+async function runOn(label: 'sqlite' | 'postgres', databaseUrl: string | null): Promise<string[][]> {
+  const dir = await mkdtemp(join(tmpdir(), 'tollgate-bench-dashboard-'));
+  const logs = join(dir, 'logs');
+  const config = loadConfig({
+    ENV: 'test', DATA_DIR: join(dir, 'data'), RATE_LIMITS: 'off', SIGNING_KEY_ALGORITHM: 'ed25519', BCRYPT_ROUNDS: '4',
+    ACCESS_LOG_PATH: join(logs, 'access.log*'),
+    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+  });
+  const ctx = await createContext(config, pino({ level: 'warn' }));
+  const rows: string[][] = [];
+  try {
+    const { app } = await buildApp(ctx);
+    await app.ready();
+    const now = Date.now();
+    console.log(`\n${label}: seeding`);
+    await timed(`${PACKAGES} packages`, () => seedPackages(ctx.db, PACKAGES, now));
+    const findings = await timed('findings', () => seedFindings(ctx.db));
+    const audit = await timed('audit index', () => seedAudit(ctx.db, PACKAGES, now));
+    const downloads = await timed(`download counter rows over ${DOWNLOAD_DAYS} days`, () => seedDownloads(ctx.db, DOWNLOADS, DOWNLOAD_DAYS, now));
+    console.log(`  ${findings} findings, ${audit} audit entries, ${downloads} download counter rows`);
+    // SQLite is measured as the service leaves it (no ANALYZE); PostgreSQL below, before and after
+    // the VACUUM ANALYZE that autovacuum runs on its own after a load this size.
+    await timed('daily rebuild of the 7/30/90-day download totals', () => ctx.downloads.store.rollOver(new Date(now)));
+
+    const password = 'Bench-passw0rd';
+    await ctx.users.create({ username: 'bench', password, role: 'reader' });
+    const login = await app.inject({ method: 'POST', url: '/auth/token', payload: { username: 'bench', password } });
+    const headers = { authorization: `Bearer ${(login.json() as { access_token: string }).access_token}` };
+    const measure = async (url: string, requests: number, name = url) => {
+      for (let i = 0; i < WARMUP; i++) await app.inject({ method: 'GET', url, headers });
+      const times: number[] = [];
+      for (let i = 0; i < requests; i++) {
+        const start = performance.now();
+        const res = await app.inject({ method: 'GET', url, headers });
+        times.push(performance.now() - start);
+        if (res.statusCode !== 200) throw new Error(`${url}: ${res.statusCode} ${res.body}`);
+      }
+      const p99 = percentile(times, 99);
+      const verdict = url === '/auth/me' ? 'baseline' : p99 < TARGET_MS ? 'met' : 'MISSED';
+      rows.push([label, name, ms(median(times)), ms(p99), verdict]);
+      console.log(`  ${name}: median ${ms(median(times))}, p99 ${ms(p99)} (${verdict})`);
+    };
+    if (label === 'postgres') {
+      // Right after a bulk load the visibility map is empty, so PostgreSQL cannot answer from the
+      // covering indexes alone; autovacuum sets it within a minute or so of such a load.
+      await measure('/dashboard/stats', 50, '/dashboard/stats (bulk load, before autovacuum)');
+      await sql`vacuum analyze`.execute(ctx.db);
+    }
+    for (const url of ENDPOINTS) await measure(url, REQUESTS);
+
+    // The hook's per-request work (path → pool path, counter increment) and one flush of many distinct files.
+    const paths = (await ctx.db.selectFrom('packages').select('pool_path').where('status', '=', 'published').limit(10_000).execute()).map((r) => r.pool_path);
+    let start = performance.now();
+    const urls = paths.map((p) => `/repo/${p}`);
+    for (let i = 0; i < 1_000_000; i++) {
+      const path = packageFilePath(urls[i % urls.length]!);
+      if (path) ctx.downloads.counter.record(path);
+    }
+    const perRecord = ((performance.now() - start) * 1e6) / 1_000_000;
+    start = performance.now();
+    await ctx.downloads.counter.flush();
+    const flushMs = performance.now() - start;
+    console.log(`  counter: ${perRecord.toFixed(0)} ns per counted request; flush of 1,000,000 downloads over ${paths.length} files: ${ms(flushMs)}`);
+    rows.push([label, `counter flush (${paths.length} files)`, ms(flushMs), '', `record: ${perRecord.toFixed(0)} ns/request`]);
+
+    await mkdir(logs);
+    await writeFile(join(logs, 'access.log'), accessLog(500_000, paths));
+    start = performance.now();
+    const report = await ctx.downloads.logs!.ingest();
+    const ingestMs = performance.now() - start;
+    console.log(`  access log: ${report.lines} lines (${report.counted} downloads) in ${s(ingestMs)}; ${Math.round(report.lines / (ingestMs / 1000))} lines/s`);
+    rows.push([label, 'access log ingest (500,000 lines)', s(ingestMs), '', `${Math.round(report.lines / (ingestMs / 1000))} lines/s`]);
+    await app.close();
+  } finally {
+    await closeContext(ctx);
+    await rm(dir, { recursive: true, force: true });
+  }
+  return rows;
+}
+
+async function main(): Promise<void> {
+  console.log(`bench/dashboard: ${PACKAGES} packages, ${DOWNLOADS} download counter rows, ${REQUESTS} requests per endpoint`);
+  const rows = await runOn('sqlite', null);
+  const server = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
+  if (server) {
+    const db = await freshPostgres(server);
+    try {
+      rows.push(...(await runOn('postgres', db.url)));
+    } finally {
+      await db.drop();
+    }
+  } else {
+    console.log('\n(PostgreSQL skipped: set BENCH_DATABASE_URL=postgres://… to include it)');
+  }
+  const table = [['database', 'request', 'median', 'p99', 'target p99 < 100 ms'], ...rows];
+  console.log(`\n${textTable(table)}\n\n${markdownTable(table)}`);
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
