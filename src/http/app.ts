@@ -13,6 +13,7 @@ import type { AppContext } from '../services/context.js';
 import { installAuth } from './auth-hook.js';
 import { frameworkErrorAnswer, installErrorHandlers, tooManyRequests } from './errors.js';
 import { installInputGuard } from './input-guard.js';
+import { sharedRateLimitStore } from './rate-limit-store.js';
 import { PER_IP_LIMITS, RATE_LIMITS } from './rate-limits.js';
 import { API_PREFIXES, installRouteGuard, type RegisteredRoute } from './route-guard.js';
 import { validatorCompiler } from './validation.js';
@@ -42,12 +43,12 @@ async function installRateLimits(app: FastifyInstance, ctx: AppContext): Promise
   await app.register(rateLimit, {
     global: false,
     hook: 'preHandler',
-    redis,
-    nameSpace: 'tollgate-rl:',
+    store: sharedRateLimitStore(redis, 'tollgate-rl:'),
+    // Per route template, whichever prefix (/, /api, /api/v1) served the request.
     keyGenerator: (request) => {
-      const limit = request.routeOptions.config?.limit;
+      const { limit, template } = request.routeOptions.config ?? {};
       const principal = request.principal;
-      return limit && !PER_IP_LIMITS.has(limit) && principal ? `${limit}:u:${principal.user.id}` : `${limit}:ip:${request.ip}`;
+      return limit && !PER_IP_LIMITS.has(limit) && principal ? `${template}:u:${principal.user.id}` : `${template}:ip:${request.ip}`;
     },
     errorResponseBuilder: (_request, context) => tooManyRequests(Math.max(1, Math.ceil(context.ttl / 1000))),
   });

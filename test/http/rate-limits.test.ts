@@ -57,6 +57,33 @@ describe('rate limits', () => {
     }
   });
 
+  for (const redis of [false, true]) {
+    it(`counts per route whichever prefix served it, concurrent requests included${redis ? ' (Redis)' : ''}`, async () => {
+      const t = await startTestApp({ env: { RATE_LIMITS: 'on', ...(redis ? { REDIS_URL } : {}) } });
+      apps.push(t);
+      const ip = `198.19.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}`;
+      const prefixes = ['', '/api', '/api/v1'];
+      // 10 logins a minute in all, spread over the three spellings of the route and sent at once.
+      const attempts = await Promise.all(
+        Array.from({ length: 15 }, (_, i) =>
+          t.app.inject({ method: 'POST', url: `${prefixes[i % 3]}/auth/token`, payload: { username: `p${i}`, password: 'x' }, remoteAddress: ip })),
+      );
+      assert.deepEqual(attempts.map((r) => r.statusCode).sort(), [...Array(10).fill(401), ...Array(5).fill(429)]);
+      // Forgot-password: 5 a minute whichever prefix.
+      const forgot = await Promise.all(
+        Array.from({ length: 9 }, (_, i) =>
+          t.app.inject({ method: 'POST', url: `${prefixes[i % 3]}/auth/forgot-password/`, payload: { email: 'x@example.org' }, remoteAddress: ip })),
+      );
+      assert.equal(forgot.filter((r) => r.statusCode === 429).length, 4);
+      // Another route keeps its own count: upload is limited per user, not by the logins above.
+      const uploader = await t.tokenFor('uploader');
+      const uploads = await Promise.all(
+        Array.from({ length: 24 }, (_, i) => t.app.inject({ method: 'POST', url: `${prefixes[i % 3]}/upload`, headers: bearer(uploader), payload: {} })),
+      );
+      assert.equal(uploads.filter((r) => r.statusCode === 429).length, 4, uploads.map((r) => r.statusCode).join());
+    });
+  }
+
   it('shares counters between replicas through Redis (REDIS_URL)', async () => {
     const a = await startTestApp({ env: { RATE_LIMITS: 'on', REDIS_URL } });
     const b = await startTestApp({ env: { RATE_LIMITS: 'on', REDIS_URL } });
