@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { gzipSync } from 'node:zlib';
@@ -197,5 +197,31 @@ describe('KEV catalogue', () => {
     writeFileSync(bad, '{"vulnerabilities": [');
     await rejectsWith(readKevCatalog(bad), 'feed_malformed');
     await rejectsWith(readKevCatalog(join(FIXTURES, 'known_exploited_vulnerabilities.json'), 100), 'feed_too_large');
+  });
+});
+
+describe('OSV feed files refused early', () => {
+  /** Files this process has open under `dir` (Linux: /proc/self/fd links). */
+  const openUnder = (where: string) =>
+    readdirSync('/proc/self/fd').filter((fd) => {
+      try {
+        return readlinkSync(`/proc/self/fd/${fd}`).startsWith(where);
+      } catch {
+        return false;
+      }
+    }).length;
+
+  it('closes the file of every feed refused as neither a zip, a JSON array nor an object, or empty', async () => {
+    const bad = join(dir, 'not-json.txt');
+    const empty = join(dir, 'empty.json');
+    writeFileSync(bad, 'this is not a feed\n'.repeat(1000));
+    writeFileSync(empty, '');
+    for (let i = 0; i < 20; i++) {
+      await rejectsWith(collect(readOsvFeed(bad)), 'feed_malformed');
+      await rejectsWith(collect(readOsvFeed(empty)), 'feed_malformed');
+    }
+    // Stream closes complete on a later tick.
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(openUnder(dir), 0, 'no feed file left open');
   });
 });

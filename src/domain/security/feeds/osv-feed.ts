@@ -91,6 +91,15 @@ export async function* readOsvFeed(
 /** A JSON array of records, or one record (optionally gzipped). */
 async function* readOsvJson(path: string, caps: OsvFeedLimits, stats: OsvFeedStats): AsyncGenerator<AdvisoryRow> {
   const source = readFileBounded(path, caps.maxTotalBytes, 'feed_too_large');
+  try {
+    yield* osvJsonRows(source, caps, stats);
+  } finally {
+    // An early refusal (empty, neither array nor object) never drains the reader: close its file.
+    await source.return(undefined);
+  }
+}
+
+async function* osvJsonRows(source: AsyncGenerator<Buffer>, caps: OsvFeedLimits, stats: OsvFeedStats): AsyncGenerator<AdvisoryRow> {
   // Peek at the first meaningful byte to choose between an array and a single object.
   const first = await source.next();
   if (first.done) throw feedMalformed('feed_malformed', 'empty feed');
