@@ -1,3 +1,4 @@
+import { chmodSync, closeSync, existsSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, type Migration, type MigrationProvider } from 'kysely';
@@ -39,6 +40,7 @@ export function openDatabase(databaseUrl: string | null, dataDir: string): Datab
     return { db, dialect: 'postgres', close: () => db.destroy() };
   }
   const file = databaseUrl?.startsWith('sqlite:') ? databaseUrl.slice('sqlite:'.length) : join(dataDir, 'tollgate.db');
+  restrictToOwner(file);
   const sqlite = new SQLite(file);
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');
@@ -46,6 +48,18 @@ export function openDatabase(databaseUrl: string | null, dataDir: string): Datab
   sqlite.pragma('busy_timeout = 5000');
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
   return { db, dialect: 'sqlite', close: () => db.destroy() };
+}
+
+/**
+ * The database holds password hashes, token digests and encrypted secrets: owner-only (0600).
+ * SQLite gives its -wal and -shm files the database file's mode, so the file is created 0600
+ * before SQLite opens it; side files of an older installation are tightened too.
+ */
+function restrictToOwner(file: string): void {
+  closeSync(openSync(file, 'a', 0o600));
+  for (const path of [file, `${file}-wal`, `${file}-shm`, `${file}-journal`]) {
+    if (existsSync(path)) chmodSync(path, 0o600);
+  }
 }
 
 export async function migrateToLatest(db: Db): Promise<void> {
