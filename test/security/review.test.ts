@@ -280,9 +280,9 @@ for (const backend of backends()) {
 
       const audit = await get('/audit/logs?action=SECURITY_DECISION&per_page=20');
       const details = audit.items.map((e: Json) => e.detail as string);
-      assert.ok(details.includes('action=accept_risk; justification=not reachable in our build; expiry=never'));
-      assert.ok(details.includes(`action=exception; justification=vendor fix pending; expiry=${exceptionExpiry}`));
-      assert.ok(details.includes('action=reject; justification=actively exploited; expiry=never'));
+      assert.ok(details.includes('action=accept_risk; justification="not reachable in our build"; expiry=never'));
+      assert.ok(details.includes(`action=exception; justification="vendor fix pending"; expiry=${exceptionExpiry}`));
+      assert.ok(details.includes('action=reject; justification="actively exploited"; expiry=never'));
 
       await settle();
       const decisions = events(hook).filter((e) => e.event === 'package.decision');

@@ -80,7 +80,7 @@ export interface DecideSuccess {
   decision_record: DecisionRecord;
   /** For `upgrade_required`: now + policy SLA of the worst severity; else null. */
   sla_deadline: string | null;
-  /** Audit `SECURITY_DECISION` detail: `action=<a>; justification=<text>; expiry=<ISO|never>`. */
+  /** Audit `SECURITY_DECISION` detail: `action=<a>; justification="<JSON-quoted text>"; expiry=<ISO|never>`. */
   audit_detail: string;
 }
 
@@ -178,8 +178,9 @@ export function decide(
     reject: { status: 'quarantined', inIndex: false },
   };
   const deadline = action === 'upgrade_required' ? slaDeadline(current.worst_severity ?? null, policy, now) : null;
-  // One line per audit entry: newlines in the justification would split the detail.
-  const auditText = justification.replace(/[\r\n]+/g, ' ');
+  // The justification is free text: quoted as a JSON string, so neither a newline nor a
+  // `; expiry=never` typed into it can split the entry or forge a field.
+  const auditText = JSON.stringify(justification);
   return {
     ok: true,
     new_status: effects[action].status,

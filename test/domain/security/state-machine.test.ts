@@ -29,12 +29,12 @@ describe('decide', () => {
       cve_ids: [],
       decided_at: '2026-11-21T10:00:00+00:00',
     });
-    assert.equal(r.audit_detail, 'action=accept_risk; justification=Not reachable: feature disabled; expiry=2026-12-21T10:00:00+00:00');
+    assert.equal(r.audit_detail, 'action=accept_risk; justification="Not reachable: feature disabled"; expiry=2026-12-21T10:00:00+00:00');
     for (const alias of ['accepted', 'approve', 'accept', 'ACCEPT_RISK']) {
       const a = ok(decide(pending, { decision: alias, comment: 'ok' }, now, DEFAULT_CVE_POLICY));
       assert.equal(a.new_status, 'accepted_risk', alias);
       assert.equal(a.decision_record.expires_at, null);
-      assert.equal(a.audit_detail, 'action=accept_risk; justification=ok; expiry=never');
+      assert.equal(a.audit_detail, 'action=accept_risk; justification="ok"; expiry=never');
     }
   });
 
@@ -58,7 +58,7 @@ describe('decide', () => {
   it('reject / rejected → quarantined, out of the index, never expires', () => {
     const r = ok(decide(pending, { decision: 'rejected', justification: 'malicious maintainer', cve_ids: ['CVE-2024-3094'] }, now, DEFAULT_CVE_POLICY));
     assert.deepEqual([r.new_status, r.in_index, r.decision_record.expires_at, r.decision_record.cve_ids], ['quarantined', false, null, ['CVE-2024-3094']]);
-    assert.equal(r.audit_detail, 'action=reject; justification=malicious maintainer; expiry=never');
+    assert.equal(r.audit_detail, 'action=reject; justification="malicious maintainer"; expiry=never');
   });
 
   it('upgrade_required needs a target version and sets the SLA deadline of the worst severity', () => {
@@ -88,9 +88,13 @@ describe('decide', () => {
     }
   });
 
-  it('keeps the audit detail on one line and validates cve_ids', () => {
+  it('keeps the audit detail on one line, unforgeable, and validates cve_ids', () => {
     const r = ok(decide(pending, { action: 'accept', justification: 'line one\nline two', cve_ids: 'CVE-1, CVE-2,CVE-1' }, now, DEFAULT_CVE_POLICY));
-    assert.equal(r.audit_detail, 'action=accept_risk; justification=line one line two; expiry=never');
+    assert.equal(r.audit_detail, 'action=accept_risk; justification="line one\\nline two"; expiry=never');
+    const forged = ok(decide(pending, { action: 'accept', justification: 'fine"; expiry=never; action=reject; x="', expires_in_days: 30 }, now, DEFAULT_CVE_POLICY));
+    const fields = /^action=(\w+); justification=("(?:[^"\\]|\\.)*"); expiry=(\S+)$/.exec(forged.audit_detail);
+    assert.ok(fields, forged.audit_detail);
+    assert.deepEqual([fields[1], JSON.parse(fields[2]!), fields[3]], ['accept_risk', 'fine"; expiry=never; action=reject; x="', forged.decision_record.expires_at]);
     assert.equal(r.decision_record.justification, 'line one\nline two');
     assert.deepEqual(r.decision_record.cve_ids, ['CVE-1', 'CVE-2']);
     assert.deepEqual(err(decide(pending, { action: 'accept', justification: 'x', cve_ids: [1] }, now, DEFAULT_CVE_POLICY)), [422, 'invalid_cve_ids']);
