@@ -11,7 +11,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import type { AppContext } from '../services/context.js';
 import { installAuth } from './auth-hook.js';
-import { frameworkErrorAnswer, installErrorHandlers, tooManyRequests } from './errors.js';
+import { clientErrorAnswer, frameworkErrorAnswer, installErrorHandlers, tooManyRequests } from './errors.js';
 import { installInputGuard } from './input-guard.js';
 import { sharedRateLimitStore } from './rate-limit-store.js';
 import { PER_IP_LIMITS, RATE_LIMITS } from './rate-limits.js';
@@ -99,6 +99,7 @@ export async function buildApp(ctx: AppContext): Promise<BuiltApp> {
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 500 },
     ajv: { customOptions: { removeAdditional: false } },
     frameworkErrors: frameworkErrorAnswer,
+    clientErrorHandler: clientErrorAnswer,
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(validatorCompiler());
 

@@ -1,3 +1,5 @@
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, type DomainErrorKind } from '../domain/errors.js';
 
@@ -106,6 +108,26 @@ export function toErrorAnswer(error: unknown): ErrorAnswer {
 export function frameworkErrorAnswer(error: unknown, _request: FastifyRequest, reply: FastifyReply): void {
   const answer = toErrorAnswer(error);
   void reply.status(answer.status).headers(answer.headers).send(answer.body);
+}
+
+/** Errors the HTTP parser raises before a request exists (oversized headers, garbage, timeouts). */
+const CLIENT_ERRORS: Record<string, { status: number; detail: string; code: string }> = {
+  HPE_HEADER_OVERFLOW: { status: 431, detail: 'Request header fields too large', code: 'headers_too_large' },
+  ERR_HTTP_REQUEST_TIMEOUT: { status: 408, detail: 'The request was not received in time', code: 'request_timeout' },
+};
+
+/**
+ * Fastify's `clientErrorHandler`: answers with the same error body as everything else, then
+ * closes the connection (the parser cannot continue on it).
+ */
+export function clientErrorAnswer(error: Error & { code?: string }, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const answer = CLIENT_ERRORS[error.code ?? ''] ?? { status: 400, detail: 'Malformed HTTP request', code: 'malformed_request' };
+  const body = JSON.stringify({ detail: answer.detail, code: answer.code });
+  if (socket.writable) {
+    socket.write(`HTTP/1.1 ${answer.status} ${STATUS_CODES[answer.status]}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${body}`);
+  }
+  socket.destroy(error);
 }
 
 export function installErrorHandlers(app: FastifyInstance): void {

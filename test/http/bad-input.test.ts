@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
+import { connect, type AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { backends, bearer, startTestApp, type TestApp } from '../helpers/app.js';
+import { assertErrorBody } from '../helpers/errors.js';
 
 const NASTY = ["'", "' OR '1'='1", '"; DROP TABLE users; --', '%', '_', '\\', '../../etc/passwd', '\u0000', 'a'.repeat(300), '${jndi:x}', '<script>'];
 
@@ -98,3 +100,35 @@ for (const backend of backends()) {
     });
   });
 }
+
+describe('errors raised before routing, over a real socket', () => {
+  /** Sends raw bytes and returns the status line and the body of the answer. */
+  const rawExchange = (port: number, request: string) =>
+    new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1', () => socket.end(request));
+      const chunks: Buffer[] = [];
+      socket.on('data', (c: Buffer) => chunks.push(c));
+      socket.on('error', reject);
+      socket.on('close', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        const [head = '', body = ''] = text.split('\r\n\r\n');
+        resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1]), body });
+      });
+    });
+
+  it('answers oversized headers (431), a malformed request (400) and bad percent-encoding (400) with the error body', async (t) => {
+    const app = await startTestApp();
+    t.after(() => app.close());
+    await app.app.listen({ host: '127.0.0.1', port: 0 });
+    const port = (app.app.server.address() as AddressInfo).port;
+    const huge = await rawExchange(port, `GET /health/live HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(64 * 1024)}\r\n\r\n`);
+    assert.equal(huge.status, 431);
+    assert.equal(assertErrorBody(431, huge.body).code, 'headers_too_large');
+    const garbage = await rawExchange(port, 'NOT A REQUEST\r\n\r\n');
+    assert.equal(garbage.status, 400);
+    assert.equal(assertErrorBody(400, garbage.body).code, 'malformed_request');
+    const badUrl = await rawExchange(port, 'GET /auth/users/%E0%A4%A HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    assert.equal(badUrl.status, 400);
+    assert.equal(assertErrorBody(400, badUrl.body).code, 'invalid_path');
+  });
+});
