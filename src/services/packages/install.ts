@@ -1,5 +1,6 @@
 import { isIndexed, type Distribution } from '../../domain/distributions.js';
 import { DomainError } from '../../domain/errors.js';
+import { shellQuote as q } from '../../domain/shell.js';
 import { latestRow } from './catalog.js';
 import type { PackageRow } from './package-store.js';
 
@@ -20,22 +21,28 @@ export function installableRow(rows: readonly PackageRow[], requestedVersion?: s
   });
 }
 
-/** The exact client set-up and install commands for a package (DECISIONS §8). */
+/**
+ * The exact client set-up and install commands for a package (DECISIONS §8). Users paste them
+ * into a root shell, so every value placed in a command goes through shellQuote, and file
+ * contents are passed as one quoted printf argument rather than a here-document (which a line
+ * equal to its delimiter would end early).
+ */
 export function installInstructions(baseUrl: string, dist: Distribution, row: Pick<PackageRow, 'name' | 'version' | 'arch'>) {
   const repo = `${baseUrl}/repo`;
   if (dist.format === 'deb') {
     const keyring = '/usr/share/keyrings/tollgate.gpg';
+    const keyUrl = `${repo}/keys/tollgate.gpg`;
     const sourceLine = `deb [signed-by=${keyring}] ${repo}/apt ${dist.codename} main`;
     return {
       format: 'deb',
       distribution: dist.codename,
-      key_url: `${repo}/keys/tollgate.gpg`,
+      key_url: keyUrl,
       source_line: sourceLine,
       commands: [
-        `curl -fsSL ${repo}/keys/tollgate.gpg | sudo tee ${keyring} > /dev/null`,
-        `echo '${sourceLine}' | sudo tee /etc/apt/sources.list.d/tollgate-${dist.codename}.list`,
+        `curl -fsSL ${q(keyUrl)} | sudo tee ${q(keyring)} > /dev/null`,
+        `printf '%s\\n' ${q(sourceLine)} | sudo tee ${q(`/etc/apt/sources.list.d/tollgate-${dist.codename}.list`)}`,
         'sudo apt-get update',
-        `sudo apt-get install ${row.name}=${row.version}`,
+        `sudo apt-get install ${q(`${row.name}=${row.version}`)}`,
       ],
     };
   }
@@ -57,8 +64,8 @@ export function installInstructions(baseUrl: string, dist: Distribution, row: Pi
     key_url: `${repo}/keys/tollgate.asc`,
     repo_file: repoFile,
     commands: [
-      `sudo tee /etc/yum.repos.d/${id}.repo > /dev/null <<'EOF'\n${repoFile}EOF`,
-      `sudo dnf install ${row.name}-${row.version.replace(/^\d+:/, '')}.${row.arch}`,
+      `printf '%s' ${q(repoFile)} | sudo tee ${q(`/etc/yum.repos.d/${id}.repo`)} > /dev/null`,
+      `sudo dnf install ${q(`${row.name}-${row.version.replace(/^\d+:/, '')}.${row.arch}`)}`,
     ],
   };
 }
