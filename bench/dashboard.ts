@@ -102,6 +102,8 @@ async function runOn(label: 'sqlite' | 'postgres', databaseUrl: string | null): 
     ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
   });
   const ctx = await createContext(config, pino({ level: 'warn' }));
+  // The bench drives flushes and rollovers itself: no timer may run them behind its back mid-seeding.
+  await ctx.downloads.close();
   const rows: string[][] = [];
   try {
     const { app } = await buildApp(ctx);
@@ -115,14 +117,22 @@ async function runOn(label: 'sqlite' | 'postgres', databaseUrl: string | null): 
     console.log(`  ${findings} findings, ${audit} audit entries, ${downloads} download counter rows`);
     // SQLite is measured as the service leaves it (no ANALYZE); PostgreSQL below, before and after
     // the VACUUM ANALYZE that autovacuum runs on its own after a load this size.
+    // Seeded counter rows bypass the flush path: rebuild every window from them, as the first tick of a day does.
+    await ctx.db.updateTable('download_rollups').set({ day: '' }).execute();
     await timed('daily rebuild of the 7/30/90-day download totals', () => ctx.downloads.store.rollOver(new Date(now)));
+    const windows = await ctx.db.selectFrom('download_totals').select(['days', (eb) => eb.fn.countAll<number>().as('n')]).groupBy('days').orderBy('days').execute();
+    console.log(`  download totals: ${windows.map((w) => `${w.days} days: ${Number(w.n)} packages`).join(', ')}`);
 
     const password = 'Bench-passw0rd';
     await ctx.users.create({ username: 'bench', password, role: 'reader' });
     const login = await app.inject({ method: 'POST', url: '/auth/token', payload: { username: 'bench', password } });
     const headers = { authorization: `Bearer ${(login.json() as { access_token: string }).access_token}` };
     const measure = async (url: string, requests: number, name = url) => {
-      for (let i = 0; i < WARMUP; i++) await app.inject({ method: 'GET', url, headers });
+      // The first call pays what later ones may not (the history's ended days are then kept in memory).
+      const cold = performance.now();
+      await app.inject({ method: 'GET', url, headers });
+      const first = performance.now() - cold;
+      for (let i = 1; i < WARMUP; i++) await app.inject({ method: 'GET', url, headers });
       const times: number[] = [];
       for (let i = 0; i < requests; i++) {
         const start = performance.now();
@@ -132,8 +142,8 @@ async function runOn(label: 'sqlite' | 'postgres', databaseUrl: string | null): 
       }
       const p99 = percentile(times, 99);
       const verdict = url === '/auth/me' ? 'baseline' : p99 < TARGET_MS ? 'met' : 'MISSED';
-      rows.push([label, name, ms(median(times)), ms(p99), verdict]);
-      console.log(`  ${name}: median ${ms(median(times))}, p99 ${ms(p99)} (${verdict})`);
+      rows.push([label, name, ms(first), ms(median(times)), ms(p99), verdict]);
+      console.log(`  ${name}: first ${ms(first)}, median ${ms(median(times))}, p99 ${ms(p99)} (${verdict})`);
     };
     if (label === 'postgres') {
       // Right after a bulk load the visibility map is empty, so PostgreSQL cannot answer from the
@@ -156,7 +166,7 @@ async function runOn(label: 'sqlite' | 'postgres', databaseUrl: string | null): 
     await ctx.downloads.counter.flush();
     const flushMs = performance.now() - start;
     console.log(`  counter: ${perRecord.toFixed(0)} ns per counted request; flush of 1,000,000 downloads over ${paths.length} files: ${ms(flushMs)}`);
-    rows.push([label, `counter flush (${paths.length} files)`, ms(flushMs), '', `record: ${perRecord.toFixed(0)} ns/request`]);
+    rows.push([label, `counter flush (${paths.length} files, 1,000,000 downloads)`, ms(flushMs), '', '', `${perRecord.toFixed(0)} ns per counted request`]);
 
     await mkdir(logs);
     await writeFile(join(logs, 'access.log'), accessLog(500_000, paths));
@@ -164,7 +174,7 @@ async function runOn(label: 'sqlite' | 'postgres', databaseUrl: string | null): 
     const report = await ctx.downloads.logs!.ingest();
     const ingestMs = performance.now() - start;
     console.log(`  access log: ${report.lines} lines (${report.counted} downloads) in ${s(ingestMs)}; ${Math.round(report.lines / (ingestMs / 1000))} lines/s`);
-    rows.push([label, 'access log ingest (500,000 lines)', s(ingestMs), '', `${Math.round(report.lines / (ingestMs / 1000))} lines/s`]);
+    rows.push([label, 'access log ingest (500,000 lines)', s(ingestMs), '', '', `${Math.round(report.lines / (ingestMs / 1000))} lines/s`]);
     await app.close();
   } finally {
     await closeContext(ctx);
@@ -187,7 +197,7 @@ async function main(): Promise<void> {
   } else {
     console.log('\n(PostgreSQL skipped: set BENCH_DATABASE_URL=postgres://… to include it)');
   }
-  const table = [['database', 'request', 'median', 'p99', 'target p99 < 100 ms'], ...rows];
+  const table = [['database', 'request', 'first call', 'median', 'p99', 'target p99 < 100 ms'], ...rows];
   console.log(`\n${textTable(table)}\n\n${markdownTable(table)}`);
 }
 
