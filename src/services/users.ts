@@ -5,6 +5,7 @@ import type { UsersTable } from '../adapters/db/schema.js';
 import { DomainError } from '../domain/errors.js';
 import { passwordProblems } from '../domain/password-policy.js';
 import type { Role } from '../domain/roles.js';
+import { canonicalUsername } from '../domain/usernames.js';
 import { isoUtc, toApiTime } from './time.js';
 
 export type UserRow = UsersTable;
@@ -79,8 +80,13 @@ export class UserService {
     return bcrypt.compare(password, user.password_hash);
   }
 
+  /** Case-insensitive (the index of migration 0005 serves `lower(username)`). */
   byUsername(username: string): Promise<UserRow | undefined> {
-    return this.db.selectFrom('users').selectAll().where('username', '=', username).executeTakeFirst();
+    return this.db
+      .selectFrom('users')
+      .selectAll()
+      .where((eb) => eb(eb.fn('lower', ['username']), '=', canonicalUsername(username)))
+      .executeTakeFirst();
   }
 
   byId(id: string): Promise<UserRow | undefined> {
@@ -122,7 +128,13 @@ export class UserService {
       created_at: now,
       updated_at: now,
     };
-    await this.db.insertInto('users').values(row).execute();
+    try {
+      await this.db.insertInto('users').values(row).execute();
+    } catch (error) {
+      // A concurrent creation of the same name (e.g. two first logins of one directory user).
+      if (isUniqueViolation(error)) throw new DomainError('conflict', 'user_exists', `User ${input.username} already exists`);
+      throw error;
+    }
     return row;
   }
 
@@ -171,4 +183,10 @@ export class UserService {
   async remove(user: UserRow): Promise<void> {
     await this.db.deleteFrom('users').where('id', '=', user.id).execute();
   }
+}
+
+/** SQLite (SQLITE_CONSTRAINT_UNIQUE / _PRIMARYKEY) or PostgreSQL (23505) unique-key violation. */
+function isUniqueViolation(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
 }

@@ -20,7 +20,7 @@ export function backends(): Backend[] {
 }
 
 /** A fresh PostgreSQL database on the TEST_DATABASE_URL server, dropped by the cleanup. */
-async function freshPostgres(): Promise<{ url: string; drop: () => Promise<void> }> {
+export async function freshPostgres(): Promise<{ url: string; drop: () => Promise<void> }> {
   const adminUrl = process.env.TEST_DATABASE_URL!;
   const name = `tollgate_test_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: adminUrl });

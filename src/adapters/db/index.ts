@@ -8,6 +8,7 @@ import * as m0001 from './migrations/0001-foundation.js';
 import * as m0002 from './migrations/0002-packages.js';
 import * as m0003 from './migrations/0003-security.js';
 import * as m0004 from './migrations/0004-downloads.js';
+import * as m0005 from './migrations/0005-usernames.js';
 
 export type Db = Kysely<Database>;
 export type DbDialect = 'sqlite' | 'postgres';
@@ -24,6 +25,7 @@ const migrations: Record<string, Migration> = {
   '0002-packages': m0002,
   '0003-security': m0003,
   '0004-downloads': m0004,
+  '0005-usernames': m0005,
 };
 
 class StaticMigrationProvider implements MigrationProvider {
