@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { parseLogGlob } from './domain/downloads/log-glob.js';
+import { appUrlProblem, normaliseAppUrl } from './domain/settings-rules.js';
 
 /** Every environment variable the service reads, typed, in one place. README has the table. */
 export interface Config {
@@ -31,6 +32,10 @@ export interface Config {
   signingKeyAlgorithm: 'rsa4096' | 'ed25519';
   /** Reverse-proxy access logs to count downloads from (a folder and a file-name glob); null = none. */
   accessLogPath: string | null;
+  /** The only folder file:// feed URLs may read from; null = file:// feeds refused. */
+  feedsDir: string | null;
+  /** The only folder `ca_bundle_path` may name a file in; null = no CA bundle accepted. */
+  caBundleDir: string | null;
 }
 
 const WEAK_SECRETS = new Set(['changeme', 'change-me', 'secret', 'jwt-secret', 'default', 'password', 'tollgate']);
@@ -97,6 +102,28 @@ function resolveAccessLogPath(env: NodeJS.ProcessEnv): string | null {
   return raw;
 }
 
+function resolveAppUrl(env: NodeJS.ProcessEnv): string {
+  const raw = env.APP_URL || `http://localhost:${env.PORT || 8000}`;
+  const wrong = appUrlProblem(raw);
+  if (wrong) throw new ConfigError(`APP_URL ${wrong}, got "${raw}"`);
+  return normaliseAppUrl(raw);
+}
+
+/** An existing folder, as an absolute path; the readers resolve symbolic links again at each use. */
+function allowedDir(env: NodeJS.ProcessEnv, name: string): string | null {
+  const raw = env[name]?.trim();
+  if (!raw) return null;
+  const dir = resolve(process.cwd(), raw);
+  let isDir = false;
+  try {
+    isDir = statSync(dir).isDirectory();
+  } catch {
+    // reported below
+  }
+  if (!isDir || dir === '/') throw new ConfigError(`${name} must name an existing folder other than /, got "${raw}"`);
+  return dir;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const envName = oneOf('ENV', env.ENV ?? env.NODE_ENV, ['development', 'production', 'test'] as const, 'development');
   const production = envName === 'production';
@@ -115,7 +142,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     jwtExpireMinutes: int(env, 'JWT_EXPIRE_MINUTES', 60, 1),
     adminUsername: env.ADMIN_USERNAME || null,
     adminPasswordHash: env.ADMIN_PASSWORD_HASH || null,
-    appUrl: (env.APP_URL || `http://localhost:${env.PORT || 8000}`).replace(/\/+$/, ''),
+    appUrl: resolveAppUrl(env),
     appVersion: env.APP_VERSION || 'v0.1.0',
     trustedProxies: list(env.TRUSTED_PROXIES),
     corsOrigins: list(env.CORS_ORIGINS),
@@ -128,5 +155,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bcryptRounds: int(env, 'BCRYPT_ROUNDS', 10, 4),
     signingKeyAlgorithm: oneOf('SIGNING_KEY_ALGORITHM', env.SIGNING_KEY_ALGORITHM, ['rsa4096', 'ed25519'] as const, 'rsa4096'),
     accessLogPath: resolveAccessLogPath(env),
+    feedsDir: allowedDir(env, 'FEEDS_DIR'),
+    caBundleDir: allowedDir(env, 'CA_BUNDLE_DIR'),
   };
 }

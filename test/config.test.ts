@@ -27,6 +27,30 @@ describe('configuration', () => {
     await cleanup();
   });
 
+  it('APP_URL must be an absolute http(s) URL a shell cannot misread', () => {
+    for (const bad of ["https://x.example/'; rm -rf ~; echo '", 'javascript:alert(1)', 'https://u:p@x.example', 'https://x.example/?a=1', 'x.example', 'https://x.example/$(id)']) {
+      assert.throws(() => loadConfig({ APP_URL: bad }), /APP_URL must be an absolute http/, bad);
+    }
+    assert.equal(loadConfig({ APP_URL: 'https://tollgate.example.org/' }).appUrl, 'https://tollgate.example.org');
+    assert.equal(loadConfig({ PORT: '9000' }).appUrl, 'http://localhost:9000');
+  });
+
+  it('FEEDS_DIR and CA_BUNDLE_DIR: unset = none allowed; set = an existing folder', async () => {
+    const { dir, cleanup } = await makeTempDir();
+    try {
+      const none = loadConfig({ DATA_DIR: dir });
+      assert.equal(none.feedsDir, null);
+      assert.equal(none.caBundleDir, null);
+      const set = loadConfig({ DATA_DIR: dir, FEEDS_DIR: dir, CA_BUNDLE_DIR: dir });
+      assert.equal(set.feedsDir, dir);
+      assert.equal(set.caBundleDir, dir);
+      assert.throws(() => loadConfig({ DATA_DIR: dir, FEEDS_DIR: `${dir}/missing` }), /FEEDS_DIR must name an existing folder/);
+      assert.throws(() => loadConfig({ DATA_DIR: dir, CA_BUNDLE_DIR: '/' }), /CA_BUNDLE_DIR must name an existing folder other than \//);
+    } finally {
+      await cleanup();
+    }
+  });
+
   it('rejects malformed values with a clear message', () => {
     assert.throws(() => loadConfig({ PORT: 'eighty' }), /PORT must be an integer/);
     assert.throws(() => loadConfig({ EDITION: 'gold' }), /EDITION must be one of/);

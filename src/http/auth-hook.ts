@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppContext } from '../services/context.js';
-import { forbidden, unauthorized } from './errors.js';
+import { forbidden, HttpError, unauthorized } from './errors.js';
 import type { Access } from './permissions.js';
 import type { Role } from '../domain/roles.js';
 
@@ -46,4 +46,14 @@ export function installAuth(app: FastifyInstance, ctx: AppContext): void {
 export function principalOf(request: FastifyRequest) {
   if (!request.principal) throw unauthorized();
   return request.principal;
+}
+
+/**
+ * Route-level onRequest hook (after the auth hook) for routes that change how the account itself
+ * is protected: they need a session from an interactive login, never an API token.
+ */
+export async function requireInteractiveSession(request: FastifyRequest): Promise<void> {
+  if (principalOf(request).via !== 'jwt') {
+    throw new HttpError(403, 'interactive_session_required', 'This needs a session from a login (POST /auth/token); API tokens cannot change MFA');
+  }
 }

@@ -1,16 +1,7 @@
-/** API.md's Limits table: requests per minute per user (or per client IP when anonymous). */
-export const RATE_LIMITS = {
-  login: 10,
-  password_reset: 5,
-  mfa_verify: 10,
-  upload: 20,
-  import_fetch: 10,
-  import_batch: 5,
-  import_sync: 3,
-  import: 10,
-  distributions: 5,
-} as const;
-export type RateLimitName = keyof typeof RATE_LIMITS;
+import { RATE_LIMITS, type RateLimitName } from '../domain/rate-limits.js';
+
+// The table itself is in the domain, where the `rate_limits` setting validates its keys against it.
+export { RATE_LIMITS, type RateLimitName };
 
 /** Limits that always count per client IP: they guard unauthenticated endpoints. */
 export const PER_IP_LIMITS: ReadonlySet<RateLimitName> = new Set(['login', 'password_reset', 'mfa_verify']);

@@ -1,16 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { jwtVerify, SignJWT } from 'jose';
 import { verify as verifyTotp } from 'otplib';
-import type { Db } from '../adapters/db/index.js';
+import type { AuditLog } from '../adapters/audit/audit-log.js';
 import type { SecretBox } from '../adapters/crypto/secret-box.js';
-import { DomainError } from '../domain/errors.js';
 import { effectiveTokenRole, type Role } from '../domain/roles.js';
+import { canonicalUsername } from '../domain/usernames.js';
 import type { ApiTokenService } from './api-tokens.js';
+import type { Lockout } from './lockout.js';
 import type { UserRow, UserService } from './users.js';
-import { isoUtc } from './time.js';
 
-export const LOCKOUT_FAILURES = 5;
-export const LOCKOUT_WINDOW_MS = 15 * 60_000;
+export { LOCKOUT_FAILURES, LOCKOUT_WINDOW_MS } from './lockout.js';
+
+/** The audit `user` of account changes the directory makes at login (creation, role, deactivation). */
+export const DIRECTORY_ACTOR = 'ldap';
 
 /** Who is calling: the account, the rights in force for this request, and how they proved it. */
 export interface Principal {
@@ -20,11 +22,18 @@ export interface Principal {
   tokenId: string | null;
 }
 
+export type DirectoryResult = { ok: true; email: string | null; fullName: string | null; role: Role } | { ok: false; reason: string };
+
 /** Result of checking credentials against a directory (LDAP); null when no directory is in use. */
-export type DirectoryLogin = (
-  username: string,
-  password: string,
-) => Promise<{ ok: true; email: string | null; fullName: string | null; role: Role } | { ok: false; reason: string } | null>;
+export type DirectoryLogin = (username: string, password: string) => Promise<DirectoryResult | null>;
+
+export interface LoginAttempt {
+  username: string;
+  password: string;
+  otp?: string | undefined;
+  /** Client address, for the audit entries a directory login writes. */
+  ip?: string | null | undefined;
+}
 
 export type LoginOutcome =
   | { kind: 'token'; user: UserRow; accessToken: string; expiresIn: number }
@@ -32,23 +41,32 @@ export type LoginOutcome =
   | { kind: 'locked'; retryAfter: number }
   | { kind: 'failed'; reason: string; user: UserRow | null };
 
+type PasswordProof = { kind: 'ok'; user: UserRow } | { kind: 'failed'; reason: string; user: UserRow | null };
+
+export interface AuthDeps {
+  users: UserService;
+  tokens: ApiTokenService;
+  lockout: Lockout;
+  audit: AuditLog;
+  box: SecretBox;
+  jwtSecret: string;
+  expireMinutes: number;
+  directory: DirectoryLogin;
+}
+
 export class AuthService {
   private readonly key: Uint8Array;
+  private readonly users: UserService;
+  private readonly lockout: Lockout;
 
-  constructor(
-    private readonly db: Db,
-    private readonly users: UserService,
-    private readonly tokens: ApiTokenService,
-    private readonly box: SecretBox,
-    jwtSecret: string,
-    private readonly expireMinutes: number,
-    private readonly directory: DirectoryLogin,
-  ) {
-    this.key = new TextEncoder().encode(jwtSecret);
+  constructor(private readonly deps: AuthDeps) {
+    this.key = new TextEncoder().encode(deps.jwtSecret);
+    this.users = deps.users;
+    this.lockout = deps.lockout;
   }
 
   async issueAccessToken(user: UserRow): Promise<{ token: string; expiresIn: number }> {
-    const expiresIn = this.expireMinutes * 60;
+    const expiresIn = this.deps.expireMinutes * 60;
     const token = await new SignJWT({ ver: user.token_version, typ: 'access' })
       .setProtectedHeader({ alg: 'HS256' })
       .setSubject(user.id)
@@ -70,7 +88,8 @@ export class AuthService {
 
   private async verifyJwt(token: string, typ: 'access' | 'mfa'): Promise<UserRow | null> {
     try {
-      const { payload } = await jwtVerify(token, this.key, { algorithms: ['HS256'] });
+      // jose checks exp only when present: a token without one would never expire.
+      const { payload } = await jwtVerify(token, this.key, { algorithms: ['HS256'], requiredClaims: ['exp', 'iat'] });
       if (payload.typ !== typ || typeof payload.sub !== 'string') return null;
       const user = await this.users.byId(payload.sub);
       if (!user || payload.ver !== user.token_version) return null;
@@ -86,7 +105,7 @@ export class AuthService {
    */
   async authenticate(bearer: string): Promise<Principal | { error: 'invalid' | 'inactive' }> {
     if (bearer.startsWith('tg_')) {
-      const token = await this.tokens.resolve(bearer);
+      const token = await this.deps.tokens.resolve(bearer);
       if (!token) return { error: 'invalid' };
       const owner = await this.users.byId(token.user_id);
       if (!owner) return { error: 'invalid' };
@@ -99,82 +118,97 @@ export class AuthService {
     return { user, role: user.role as Role, via: 'jwt', tokenId: null };
   }
 
-  private async lockedFor(username: string): Promise<number> {
-    const since = isoUtc(new Date(Date.now() - LOCKOUT_WINDOW_MS));
-    const rows = await this.db
-      .selectFrom('login_failures')
-      .select('at')
-      .where('username', '=', username)
-      .where('at', '>', since)
-      .orderBy('at', 'desc')
-      .limit(LOCKOUT_FAILURES)
-      .execute();
-    if (rows.length < LOCKOUT_FAILURES) return 0;
-    // Locked until 15 minutes after the fifth-latest failure inside the window.
-    const fifth = new Date(rows[LOCKOUT_FAILURES - 1]!.at).getTime();
-    return Math.max(1, Math.ceil((fifth + LOCKOUT_WINDOW_MS - Date.now()) / 1000));
-  }
-
-  private async recordFailure(username: string): Promise<void> {
-    await this.db.insertInto('login_failures').values({ username, at: isoUtc() }).execute();
-  }
-
-  private async clearFailures(username: string): Promise<void> {
-    await this.db.deleteFrom('login_failures').where('username', '=', username).execute();
-  }
-
   checkTotp(user: UserRow, code: string): Promise<boolean> {
     if (!user.mfa_secret) return Promise.resolve(false);
-    const secret = this.box.open(user.mfa_secret);
+    const secret = this.deps.box.open(user.mfa_secret);
     // ±1 step of 30 s: the clock tolerance of API.md.
     return verifyTotp({ secret, token: code, epochTolerance: 30 })
       .then((r) => r.valid)
       .catch(() => false);
   }
 
-  private async directoryUser(username: string): Promise<UserRow | undefined> {
-    const user = await this.users.byUsername(username.toLowerCase());
-    return user?.source === 'ldap' ? user : undefined;
+  /** Whether `password` is the account's current one: its local hash, or the directory's for directory accounts. */
+  async confirmPassword(user: UserRow, password: string): Promise<boolean> {
+    if (user.password_hash) return this.users.checkPassword(user, password);
+    const dir = user.source === 'ldap' && password ? await this.deps.directory(canonicalUsername(user.username), password) : null;
+    if (!dir?.ok) await this.users.spendPasswordCheck(password);
+    return Boolean(dir?.ok);
   }
 
-  async login(username: string, password: string, otp?: string): Promise<LoginOutcome> {
-    const retryAfter = await this.lockedFor(username);
+  async login(attempt: LoginAttempt): Promise<LoginOutcome> {
+    const name = canonicalUsername(attempt.username);
+    const retryAfter = await this.lockout.retryAfter(name);
     if (retryAfter > 0) return { kind: 'locked', retryAfter };
 
-    // Directory logins are case-insensitive (LDAP matches uid that way): one local record each, lower-cased.
-    let user = (await this.users.byUsername(username)) ?? (await this.directoryUser(username));
-    let ok = false;
-    if (user?.password_hash) {
-      ok = await this.users.checkPassword(user, password);
-    } else if (!user || user.source === 'ldap') {
-      const dir = password ? await this.directory(username, password) : null;
-      if (dir?.ok) {
-        user = user
-          ? await this.users.update(user, { role: dir.role, email: dir.email, full_name: dir.fullName })
-          : await this.users.create({ username: username.toLowerCase(), password: null, role: dir.role, email: dir.email, full_name: dir.fullName, source: 'ldap' });
-        ok = true;
-      } else if (dir && dir.reason === 'no_role_mapping' && user?.source === 'ldap' && user.is_active) {
-        // The directory no longer grants this account any role: its sessions end now, and its API
-        // tokens with it (they need an active creator). An admin reactivates it once it maps again.
-        await this.users.update(user, { active: false });
-        await this.users.endSessions(user);
-        await this.recordFailure(username);
-        return { kind: 'failed', reason: 'directory_role_removed', user };
-      }
+    const proof = await this.provePassword(name, attempt.password, attempt.ip ?? null);
+    if (proof.kind === 'failed') {
+      await this.lockout.recordFailure(name);
+      return proof;
     }
-    if (!ok || !user) {
-      await this.recordFailure(username);
-      return { kind: 'failed', reason: 'bad_credentials', user: user ?? null };
-    }
+    const { user } = proof;
     if (!user.is_active) return { kind: 'failed', reason: 'account_disabled', user };
     if (user.mfa_enabled) {
-      if (!otp) return { kind: 'mfa_required', user, mfaToken: await this.issueMfaToken(user) };
-      if (!(await this.checkTotp(user, otp))) {
-        await this.recordFailure(username);
+      if (!attempt.otp) return { kind: 'mfa_required', user, mfaToken: await this.issueMfaToken(user) };
+      if (!(await this.checkTotp(user, attempt.otp))) {
+        await this.lockout.recordFailure(name);
         return { kind: 'failed', reason: 'bad_otp', user };
       }
     }
-    await this.clearFailures(username);
+    return this.signIn(user);
+  }
+
+  /**
+   * The account the name and password prove. Every failure costs one bcrypt comparison, so its
+   * timing does not tell an unknown name from a wrong password.
+   */
+  private async provePassword(name: string, password: string, ip: string | null): Promise<PasswordProof> {
+    const user = await this.users.byUsername(name);
+    if (user?.password_hash) {
+      return (await this.users.checkPassword(user, password)) ? { kind: 'ok', user } : { kind: 'failed', reason: 'bad_credentials', user };
+    }
+    // Only names unknown locally and accounts created from the directory are checked there.
+    const dir = (!user || user.source === 'ldap') && password ? await this.deps.directory(name, password) : null;
+    if (dir?.ok) return { kind: 'ok', user: await this.directoryAccount(user, name, dir, ip) };
+    await this.users.spendPasswordCheck(password);
+    if (dir && dir.reason === 'no_role_mapping' && user?.source === 'ldap' && user.is_active) {
+      await this.withdrawDirectoryAccount(user, ip);
+      return { kind: 'failed', reason: 'directory_role_removed', user };
+    }
+    return { kind: 'failed', reason: 'bad_credentials', user: user ?? null };
+  }
+
+  /** The local record of a directory login: created at the first one, role and details refreshed at each. */
+  private async directoryAccount(existing: UserRow | undefined, name: string, dir: Extract<DirectoryResult, { ok: true }>, ip: string | null): Promise<UserRow> {
+    const details = { role: dir.role, email: dir.email, full_name: dir.fullName };
+    if (!existing) {
+      const created = await this.users.create({ username: name, password: null, source: 'ldap', ...details }).catch(async (error: unknown) => {
+        // Two first logins at once: the other one created the record.
+        const raced = await this.users.byUsername(name);
+        if (!raced) throw error;
+        return this.users.update(raced, details);
+      });
+      await this.deps.audit.record({ action: 'USER_CREATE', user: DIRECTORY_ACTOR, result: 'SUCCESS', detail: `created ${created.username}; source=ldap; role=${dir.role}`, ip });
+      return created;
+    }
+    const updated = await this.users.update(existing, details);
+    if (existing.role !== dir.role) {
+      await this.deps.audit.record({ action: 'USER_ROLE_CHANGE', user: DIRECTORY_ACTOR, result: 'SUCCESS', detail: `${existing.username}: ${existing.role} -> ${dir.role}; source=ldap`, ip });
+    }
+    return updated;
+  }
+
+  /**
+   * The directory no longer grants this account any role: its sessions end now, and its API
+   * tokens with it (they need an active creator). An admin reactivates it once it maps again.
+   */
+  private async withdrawDirectoryAccount(user: UserRow, ip: string | null): Promise<void> {
+    await this.users.update(user, { active: false });
+    await this.users.endSessions(user);
+    await this.deps.audit.record({ action: 'USER_UPDATE', user: DIRECTORY_ACTOR, result: 'SUCCESS', detail: `${user.username}: active=false; source=ldap; no mapped group`, ip });
+  }
+
+  private async signIn(user: UserRow): Promise<LoginOutcome> {
+    await this.lockout.clear(user.username);
     await this.users.touchLogin(user);
     const { token, expiresIn } = await this.issueAccessToken(user);
     return { kind: 'token', user, accessToken: token, expiresIn };
@@ -184,23 +218,16 @@ export class AuthService {
   async completeMfa(mfaToken: string, code: string): Promise<LoginOutcome> {
     const user = await this.verifyJwt(mfaToken, 'mfa');
     if (!user || !user.is_active) return { kind: 'failed', reason: 'invalid_mfa_token', user: null };
-    const retryAfter = await this.lockedFor(user.username);
+    const retryAfter = await this.lockout.retryAfter(user.username);
     if (retryAfter > 0) return { kind: 'locked', retryAfter };
     if (!(await this.checkTotp(user, code))) {
-      await this.recordFailure(user.username);
+      await this.lockout.recordFailure(user.username);
       return { kind: 'failed', reason: 'bad_otp', user };
     }
-    await this.clearFailures(user.username);
-    await this.users.touchLogin(user);
-    const { token, expiresIn } = await this.issueAccessToken(user);
-    return { kind: 'token', user, accessToken: token, expiresIn };
+    return this.signIn(user);
   }
 
   sealSecret(secret: string): string {
-    return this.box.seal(secret);
+    return this.deps.box.seal(secret);
   }
-}
-
-export function assertActive(user: UserRow | undefined): asserts user is UserRow {
-  if (!user) throw new DomainError('not_found', 'user_not_found', 'User not found');
 }

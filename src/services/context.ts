@@ -65,7 +65,7 @@ export async function createContext(config: Config, log: Logger): Promise<AppCon
   const audit = await AuditLog.open(join(config.dataDir, 'audit'), databaseAuditIndex(db));
   const users = new UserService(db, config.bcryptRounds);
   const tokens = new ApiTokenService(db);
-  const settings = new SettingsService(db, box);
+  const settings = new SettingsService(db, box, { dirs: { feedsDir: config.feedsDir, caBundleDir: config.caBundleDir }, audit });
   const directory = createDirectoryLogin({ settings, edition: config.edition, log });
   const auth = new AuthService(db, users, tokens, box, config.jwtSecret, config.jwtExpireMinutes, directory);
   const metrics = new Metrics();

@@ -1,12 +1,36 @@
 import type { Static } from 'typebox';
 import type { Db } from '../adapters/db/index.js';
+import type { AuditLog } from '../adapters/audit/audit-log.js';
 import type { SecretBox } from '../adapters/crypto/secret-box.js';
-import { SECRET_MASK, SETTINGS, SETTING_KEYS, isSecretSetting, type SettingKey } from '../domain/settings.js';
+import { DomainError } from '../domain/errors.js';
+import type { AllowedDirs } from '../domain/settings-rules.js';
+import {
+  SECRET_MASK, SETTINGS, SETTING_KEYS, isSecretSetting, normaliseSetting, secretsClearedBy, settingProblems, type SettingKey,
+} from '../domain/settings.js';
 
 export type SettingValue<K extends SettingKey> = Static<(typeof SETTINGS)[K]['schema']>;
 export type SettingsSnapshot = { [K in SettingKey]: SettingValue<K> };
 
 const CACHE_MS = 2000;
+
+/** What an update did: every key whose stored value changed, and the secrets cleared by the destination rule. */
+export interface SettingsChange {
+  changed: SettingKey[];
+  cleared: SettingKey[];
+}
+
+/** Who changes settings, for the audit entry. */
+export interface SettingsActor {
+  username: string;
+  ip?: string | null;
+}
+
+export interface SettingsOptions {
+  /** Folders that file paths and file:// URLs in settings must stay inside (FEEDS_DIR, CA_BUNDLE_DIR). */
+  dirs: AllowedDirs;
+  /** Where SETTINGS_CHANGE entries go; every caller of update() gets the same entry. */
+  audit?: Pick<AuditLog, 'record'>;
+}
 
 /**
  * Runtime settings stored in the database. Values are read through a short cache so hot paths
@@ -19,6 +43,7 @@ export class SettingsService {
   constructor(
     private readonly db: Db,
     private readonly box: SecretBox,
+    private readonly options: SettingsOptions,
   ) {}
 
   async all(): Promise<SettingsSnapshot> {
@@ -48,29 +73,47 @@ export class SettingsService {
   }
 
   /**
-   * Applies a validated patch and returns the keys that changed. Sending the mask back for a
-   * secret leaves it unchanged, so a client can PATCH what it GOT.
+   * Applies a schema-validated patch: refuses values that break a declared rule (422), clears
+   * the secrets whose destination changes (DECISIONS §12 as amended by issue 17), stores the
+   * rest, and records SETTINGS_CHANGE naming the changed keys and the cleared secrets, never a
+   * value. Sending the mask back for a secret leaves it unchanged, so a client can PATCH what
+   * it GOT.
    */
-  async update(patch: Partial<Record<SettingKey, unknown>>, by: string): Promise<SettingKey[]> {
+  async update(patch: Partial<Record<SettingKey, unknown>>, actor: SettingsActor | string): Promise<SettingsChange> {
+    const problems = settingProblems(patch, this.options.dirs);
+    if (problems.length > 0) {
+      const errors = problems.map((p) => ({ loc: ['body', ...p.loc], msg: p.msg }));
+      throw new DomainError('invalid', 'validation_error', `${errors[0]!.loc.join('.')}: ${errors[0]!.msg}`, { errors });
+    }
+    const by = typeof actor === 'string' ? { username: actor } : actor;
     const current = await this.all();
+    const cleared = secretsClearedBy(patch, current);
+    const next: Partial<Record<SettingKey, unknown>> = { ...patch };
+    for (const secret of cleared) next[secret] = null;
     const changed: SettingKey[] = [];
     const now = new Date().toISOString();
     await this.db.transaction().execute(async (trx) => {
-      for (const key of Object.keys(patch) as SettingKey[]) {
-        const value = patch[key];
+      for (const key of Object.keys(next) as SettingKey[]) {
+        const value = normaliseSetting(key, next[key]);
         if (isSecretSetting(key) && value === SECRET_MASK) continue;
         if (JSON.stringify(current[key]) === JSON.stringify(value)) continue;
         const stored = isSecretSetting(key) && typeof value === 'string' ? this.box.seal(value) : value;
-        const row = { key, value: JSON.stringify(stored), updated_at: now, updated_by: by };
+        const row = { key, value: JSON.stringify(stored), updated_at: now, updated_by: by.username };
         await trx
           .insertInto('settings')
           .values(row)
-          .onConflict((oc) => oc.column('key').doUpdateSet({ value: row.value, updated_at: now, updated_by: by }))
+          .onConflict((oc) => oc.column('key').doUpdateSet({ value: row.value, updated_at: now, updated_by: by.username }))
           .execute();
         changed.push(key);
       }
     });
     this.cache = null;
-    return changed;
+    if (changed.length > 0 && this.options.audit) {
+      const clearedNote = cleared.length > 0 ? `; secrets cleared (destination changed): ${cleared.join(', ')}` : '';
+      await this.options.audit.record({
+        action: 'SETTINGS_CHANGE', user: by.username, result: 'SUCCESS', detail: `changed: ${changed.join(', ')}${clearedNote}`, ip: by.ip ?? null,
+      });
+    }
+    return { changed, cleared };
   }
 }

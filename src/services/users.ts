@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import bcrypt from 'bcryptjs';
 import type { Db } from '../adapters/db/index.js';
 import type { UsersTable } from '../adapters/db/schema.js';
@@ -66,6 +66,8 @@ export interface UserChanges {
 
 /** Account store: the only code that reads or writes the users table. */
 export class UserService {
+  private dummyHash: Promise<string> | undefined;
+
   constructor(
     private readonly db: Db,
     private readonly bcryptRounds: number,
@@ -80,6 +82,16 @@ export class UserService {
     return bcrypt.compare(password, user.password_hash);
   }
 
+  /**
+   * Spends the time of one password comparison without an account to compare with, so that a
+   * failed login for an unknown name takes as long as one for a real account (no enumeration by
+   * timing). The hash has the configured cost, which is what the time depends on.
+   */
+  async spendPasswordCheck(password: string): Promise<void> {
+    this.dummyHash ??= bcrypt.hash(randomBytes(16).toString('hex'), this.bcryptRounds);
+    await bcrypt.compare(password, await this.dummyHash);
+  }
+
   /** Case-insensitive (the index of migration 0005 serves `lower(username)`). */
   byUsername(username: string): Promise<UserRow | undefined> {
     return this.db
@@ -89,8 +101,9 @@ export class UserService {
       .executeTakeFirst();
   }
 
-  byId(id: string): Promise<UserRow | undefined> {
-    return this.db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+  /** `db` may be a transaction the caller holds. */
+  byId(id: string, db: Db = this.db): Promise<UserRow | undefined> {
+    return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
   list(): Promise<UserRow[]> {
@@ -151,8 +164,12 @@ export class UserService {
   /** Sets a new password and invalidates every JWT issued before (token_version bump). */
   async setPassword(user: UserRow, password: string): Promise<void> {
     assertPasswordPolicy(password);
-    const hash = await this.hashPassword(password);
-    await this.db
+    await this.storePasswordHash(user, await this.hashPassword(password));
+  }
+
+  /** The second half of setPassword, for callers that hash first and then write inside a transaction (`db`). */
+  async storePasswordHash(user: UserRow, hash: string, db: Db = this.db): Promise<void> {
+    await db
       .updateTable('users')
       .set((eb) => ({ password_hash: hash, token_version: eb('token_version', '+', 1), updated_at: isoUtc() }))
       .where('id', '=', user.id)

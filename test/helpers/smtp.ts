@@ -29,6 +29,8 @@ export interface TestSmtpServer {
   host: string;
   port: number;
   messages: ReceivedMail[];
+  /** Every AUTH attempt, accepted or not, with the credentials the client sent. */
+  authAttempts: Array<{ method: string; user: string; pass: string }>;
   /** PEM of the server certificate when TLS is on (to trust it as a CA). */
   caPem?: string;
   close(): Promise<void>;
@@ -39,6 +41,7 @@ const MAX_MESSAGE = 1024 * 1024;
 /** Starts the server on a free port; close() stops it and removes its temp files. */
 export async function startSmtpServer(options: TestSmtpOptions = {}): Promise<TestSmtpServer> {
   const messages: ReceivedMail[] = [];
+  const authAttempts: TestSmtpServer['authAttempts'] = [];
   const temp = options.tls ? await makeTempDir('tollgate-smtp-') : undefined;
   const cert = temp ? await createTestCertificate(temp.dir) : undefined;
   const disabled = [...(options.auth ? [] : ['AUTH']), ...(options.tls === 'starttls' ? [] : ['STARTTLS'])];
@@ -52,6 +55,7 @@ export async function startSmtpServer(options: TestSmtpOptions = {}): Promise<Te
     size: MAX_MESSAGE,
     logger: false,
     onAuth(auth, _session, callback) {
+      authAttempts.push({ method: auth.method, user: auth.username ?? '', pass: auth.password ?? '' });
       const expected = options.auth;
       if (expected && auth.username === expected.user && auth.password === expected.pass) {
         callback(null, { user: auth.username });
@@ -89,6 +93,7 @@ export async function startSmtpServer(options: TestSmtpOptions = {}): Promise<Te
     host: '127.0.0.1',
     port: address.port,
     messages,
+    authAttempts,
     caPem: cert?.certPem,
     close: async () => {
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -140,7 +140,7 @@ for (const backend of backends()) {
 
     it('requires a TOTP code at login once MFA is enabled', async () => {
       const token = await t.tokenFor('uploader', 'mfauser');
-      const setup = await t.app.inject({ method: 'POST', url: '/auth/mfa/setup', headers: bearer(token) });
+      const setup = await t.app.inject({ method: 'POST', url: '/auth/mfa/setup', headers: bearer(token), payload: { password: TEST_PASSWORD } });
       assert.equal(setup.statusCode, 200);
       const { secret, otpauth_url } = setup.json();
       assert.match(otpauth_url, /^otpauth:\/\/totp\//);

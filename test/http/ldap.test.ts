@@ -16,9 +16,10 @@ before(async () => {
       { uid: 'bob', password: 'bob-pw' },
       { uid: 'carol', password: 'carol-pw' },
       { uid: 'dora', password: 'dora-pw' },
+      { uid: 'erin', password: 'erin-pw' },
     ],
     groups: [
-      { cn: 'devs', members: ['alice', 'carol'] },
+      { cn: 'devs', members: ['alice', 'carol', 'erin'] },
       { cn: 'leads', members: [] },
       { cn: 'readers', members: ['dora'], kind: 'posixGroup' },
       { cn: 'unmapped', members: ['bob'] },
@@ -96,6 +97,28 @@ for (const backend of backends()) {
       assert.deepEqual(rows.map((r) => r.username).filter((u) => u.toLowerCase() === 'alice'), ['alice']);
     });
 
+    it('audits the creation of a directory account as USER_CREATE', async () => {
+      const created = await t.ctx.db.selectFrom('audit_index').selectAll().where('action', '=', 'USER_CREATE').execute();
+      const alice = created.filter((a) => /\balice\b/.test(a.detail ?? ''));
+      assert.equal(alice.length, 1, JSON.stringify(created));
+      assert.equal(alice[0]!.username, 'ldap');
+      assert.equal(alice[0]!.result, 'SUCCESS');
+      assert.match(alice[0]!.detail ?? '', /^created alice; source=ldap; role=maintainer$/);
+    });
+
+    it('locks a directory account after 5 failures whatever the case of the name', async () => {
+      assert.equal((await tokenRequest(t, 'erin', 'erin-pw')).statusCode, 200);
+      for (const name of ['erin', 'ERIN', 'Erin', 'eRin', 'erIN']) {
+        assert.equal((await tokenRequest(t, name, 'not-erin')).statusCode, 401, name);
+      }
+      for (const name of ['ERIN', 'Erin', 'erin']) {
+        const locked = await tokenRequest(t, name, 'erin-pw');
+        assert.equal(locked.statusCode, 429, name);
+        assert.equal(locked.json().code, 'account_locked');
+        assert.ok(Number(locked.headers['retry-after']) > 800);
+      }
+    });
+
     it('maps a posixGroup membership too', async () => {
       const res = await tokenRequest(t, 'dora', 'dora-pw');
       assert.equal(res.statusCode, 200, res.body);
@@ -110,6 +133,9 @@ for (const backend of backends()) {
         const again = await tokenRequest(t, 'carol', 'carol-pw');
         assert.equal(again.statusCode, 200, again.body);
         assert.equal((await t.ctx.users.byUsername('carol'))?.role, 'admin');
+        const change = await t.ctx.db.selectFrom('audit_index').selectAll().where('action', '=', 'USER_ROLE_CHANGE').orderBy('seq', 'desc').executeTakeFirstOrThrow();
+        assert.equal(change.username, 'ldap');
+        assert.equal(change.detail, 'carol: maintainer -> admin; source=ldap');
         const settings = await t.app.inject({ method: 'GET', url: '/settings', headers: bearer(again.json().access_token) });
         assert.equal(settings.statusCode, 200);
       } finally {

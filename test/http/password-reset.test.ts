@@ -81,6 +81,37 @@ for (const backend of backends()) {
       await t.login('forgetful', 'Brand-new-1');
     });
 
+    it('lets only one of two concurrent requests use a link', async () => {
+      const before = smtp.messages.length;
+      await forgot('forgetful@example.org');
+      const token = resetToken(await nextMail(smtp, before + 1));
+      const versionBefore = (await t.ctx.users.byUsername('forgetful'))!.token_version;
+      const answers = await Promise.all([reset(token, 'Race-winner-1'), reset(token, 'Race-winner-2')]);
+      assert.deepEqual(answers.map((a) => a.statusCode).sort(), [200, 400], answers.map((a) => a.body).join(' | '));
+      const loser = answers.find((a) => a.statusCode === 400)!;
+      assert.equal(loser.json().code, 'invalid_reset_token');
+      const winner = answers.findIndex((a) => a.statusCode === 200) === 0 ? 'Race-winner-1' : 'Race-winner-2';
+      assert.equal((await t.ctx.users.byUsername('forgetful'))!.token_version, versionBefore + 1, 'one password change');
+      await t.login('forgetful', winner);
+      // Back to the password the later tests expect, through the admin route.
+      const admin = await t.tokenFor('admin');
+      const back = await t.app.inject({ method: 'POST', url: '/auth/users/forgetful/reset-password', headers: bearer(admin), payload: { new_password: 'Brand-new-1' } });
+      assert.equal(back.statusCode, 200);
+    });
+
+    it('keeps a link unused when the new password is refused by the policy', async () => {
+      const before = smtp.messages.length;
+      await forgot('forgetful@example.org');
+      const token = resetToken(await nextMail(smtp, before + 1));
+      const weak = await reset(token, 'weak');
+      assert.equal(weak.statusCode, 422);
+      assert.equal(weak.json().code, 'weak_password');
+      assert.equal((await reset(token, 'Strong-enough-3')).statusCode, 200);
+      await t.login('forgetful', 'Strong-enough-3');
+      const admin = await t.tokenFor('admin');
+      await t.app.inject({ method: 'POST', url: '/auth/users/forgetful/reset-password', headers: bearer(admin), payload: { new_password: 'Brand-new-1' } });
+    });
+
     it('refuses an expired link with 400', async () => {
       const before = smtp.messages.length;
       await forgot('forgetful@example.org');

@@ -30,12 +30,59 @@ for (const backend of backends()) {
       assert.equal(res.json().retention_days, 30);
       const row = await t.ctx.db.selectFrom('settings').selectAll().where('key', '=', 'smtp_password').executeTakeFirstOrThrow();
       assert.ok(!row.value.includes('hunter2'), 'secret stored in clear');
-      await patch({ smtp_password: '********', smtp_port: 2525 });
+      // smtp_from is not a destination: the mask keeps the secret.
+      await patch({ smtp_password: '********', smtp_from: 'tollgate@example.org' });
       assert.equal(await t.ctx.settings.get('smtp_password'), 'hunter2-Secret');
       const audit = await t.ctx.db.selectFrom('audit_index').selectAll().where('action', '=', 'SETTINGS_CHANGE').execute();
       assert.ok(audit.length >= 2);
       assert.ok(audit.some((a) => a.detail?.includes('smtp_password')));
       assert.ok(audit.every((a) => !a.detail?.includes('hunter2')));
+    });
+
+    it('app_url: only an absolute http(s) URL without credentials, query, fragment or shell characters', async () => {
+      const hostile = [
+        "https://tollgate.example.org/'; touch /tmp/pwned; echo '",
+        'javascript:alert(1)',
+        'https://user:secret@tollgate.example.org',
+        'https://tollgate.example.org/?next=1',
+        'https://tollgate.example.org/#top',
+        'https://tollgate.example.org/$(id)',
+        'https://tollgate.example.org/`id`',
+        'https://tollgate.example.org/a b',
+        'https://tollgate.example.org/\nrm',
+        'https://tollgate.example.org/a;b',
+        'https://tollgate.example.org/a"b',
+        'ftp://tollgate.example.org',
+        'tollgate.example.org',
+        '/relative/path',
+        'https://',
+      ];
+      for (const app_url of hostile) {
+        const res = await patch({ app_url });
+        assert.equal(res.statusCode, 422, app_url);
+        assert.equal(res.json().code, 'validation_error');
+        assert.deepEqual(res.json().errors[0].loc, ['body', 'app_url']);
+      }
+      assert.equal(await t.ctx.settings.get('app_url'), null, 'nothing stored');
+      for (const [app_url, stored] of [['https://tollgate.example.org', 'https://tollgate.example.org'], ['http://127.0.0.1:8000/tollgate/', 'http://127.0.0.1:8000/tollgate'], ['https://[::1]:8443', 'https://[::1]:8443']]) {
+        const res = await patch({ app_url });
+        assert.equal(res.statusCode, 200, res.body);
+        assert.equal(res.json().app_url, stored);
+      }
+      assert.equal((await patch({ app_url: null })).statusCode, 200);
+    });
+
+    it('rate_limits: only the names of the Limits table', async () => {
+      const ok = await patch({ rate_limits: { login: 5, upload: 0 } });
+      assert.equal(ok.statusCode, 200, ok.body);
+      assert.deepEqual(ok.json().rate_limits, { login: 5, upload: 0 });
+      for (const rate_limits of [{ logn: 5 }, { login: 5, no_such_limit: 1 }, { LOGIN: 5 }]) {
+        const res = await patch({ rate_limits });
+        assert.equal(res.statusCode, 422, JSON.stringify(rate_limits));
+        assert.equal(res.json().code, 'validation_error');
+      }
+      assert.deepEqual(await t.ctx.settings.get('rate_limits'), { login: 5, upload: 0 });
+      await patch({ rate_limits: {} });
     });
 
     it('refuses unknown keys and wrong types with 422', async () => {

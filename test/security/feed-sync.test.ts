@@ -22,7 +22,8 @@ for (const backend of backends()) {
 
     before(async () => {
       tmp = await makeTempDir('tollgate-feeds-');
-      app = await startTestApp({ backend });
+      // file:// feeds are read only under FEEDS_DIR.
+      app = await startTestApp({ backend, env: { FEEDS_DIR: tmp.dir } });
       admin = await app.tokenFor('admin');
       await writeOsvFeed(join(tmp.dir, 'rocky.json'), [
         { id: 'RLSA-2024:0001', ecosystem: 'Rocky Linux:9', pkg: 'openssl', cves: ['CVE-2024-0001'], fixed: '1:3.0.7-25.el9', severity: 'high' },

@@ -51,7 +51,7 @@ for (const backend of backends()) {
       await configure({
         smtp_host: smtp.host, smtp_port: smtp.port, smtp_from: 'tollgate@example.test', smtp_tls: 'none',
         notify_emails: ['ops@example.org', 'sec@example.org'],
-        webhook_enabled: true, webhook_secret: SECRET,
+        webhook_enabled: true,
       });
     });
     after(async () => {
@@ -63,7 +63,7 @@ for (const backend of backends()) {
 
     it('sends a signed webhook and an e-mail in the background', async () => {
       const hook = await receiver();
-      await configure({ webhook_url: hook.url });
+      await configure({ webhook_url: hook.url, webhook_secret: SECRET });
       const mails = smtp.messages.length;
       const returned = t.ctx.notifier.notify('package.pending_review', { package: 'hello', version: '1.0' }, MESSAGE);
       assert.equal(returned, undefined);
@@ -91,7 +91,7 @@ for (const backend of backends()) {
 
     it('retries after a 500 and counts no failure when a retry succeeds', async () => {
       const hook = await receiver({ failFirst: 1, failStatus: 500 });
-      await configure({ webhook_url: hook.url });
+      await configure({ webhook_url: hook.url, webhook_secret: SECRET });
       const before = await failures(t, 'webhook');
       t.ctx.notifier.notify('package.decision', { package: 'hello', decision: 'approved' }, MESSAGE);
       await t.ctx.notifier.idle();
@@ -104,7 +104,7 @@ for (const backend of backends()) {
       const hook = await receiver({ failFirst: 100, failStatus: 503 });
       const authSmtp = await startSmtpServer({ auth: { user: 'mailer', pass: 'the-right-one' } });
       try {
-        await configure({ webhook_url: `${hook.url}/${URL_TOKEN}`, smtp_port: authSmtp.port, smtp_user: 'mailer', smtp_password: SMTP_PASSWORD });
+        await configure({ webhook_url: `${hook.url}/${URL_TOKEN}`, webhook_secret: SECRET, smtp_port: authSmtp.port, smtp_user: 'mailer', smtp_password: SMTP_PASSWORD });
         const { log, lines } = capturingLogger();
         // Same settings, metrics and mailer as the service; only a short back-off to keep the test quick.
         const notifier = new Notifier({ settings: t.ctx.settings, mail: t.ctx.mail, metrics: t.ctx.metrics, log, edition: 'enterprise', webhook: { backoffMs: 10 } });

@@ -63,7 +63,9 @@ export function createSmtpMailer(settings: SmtpSettings, options: SmtpMailerOpti
     ignoreTLS: mode === 'none',
     requireTLS: mode === 'starttls',
     tls: { rejectUnauthorized: true, ...(options.ca ? { ca: options.ca } : {}) },
-    auth: user ? { user, pass: settings.smtp_password ?? '' } : undefined,
+    // No AUTH without a password: smtp_password is cleared when the destination changes, and an
+    // empty-password login would still hand the user name to a server it was never meant for.
+    auth: user && settings.smtp_password ? { user, pass: settings.smtp_password } : undefined,
     connectionTimeout: timeoutMs,
     greetingTimeout: timeoutMs,
     socketTimeout: timeoutMs,

@@ -1,20 +1,16 @@
-import { randomBytes } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
-import { generateSecret, generateURI } from 'otplib';
 import { Type } from 'typebox';
 import { ROLES } from '../../domain/roles.js';
-import { sha256Hex } from '../../services/api-tokens.js';
+import { canonicalUsername } from '../../domain/usernames.js';
+import type { AccountResult, Refusal } from '../../services/account-security.js';
 import type { LoginOutcome } from '../../services/auth.js';
 import type { App } from '../types.js';
 import type { AppContext } from '../../services/context.js';
-import { isoUtc } from '../../services/time.js';
-import { principalOf } from '../auth-hook.js';
-import { badRequest, HttpError, tooManyRequests, unauthorized } from '../errors.js';
+import { principalOf, requireInteractiveSession } from '../auth-hook.js';
+import { badRequest, HttpError, tooManyRequests, unauthorized, unprocessable } from '../errors.js';
 import { requireEnterprise } from '../edition.js';
 import { errorResponses, StatusOut, UserOut } from '../schemas.js';
 import { publicUser } from '../../services/users.js';
-
-const RESET_TTL_MS = 30 * 60_000;
 
 const TokenOut = Type.Object({
   access_token: Type.String(),
@@ -23,6 +19,31 @@ const TokenOut = Type.Object({
   mfa_required: Type.Optional(Type.Boolean()),
   mfa_token: Type.Optional(Type.String()),
 });
+
+/** The answer to each refused account change (src/services/account-security.ts). */
+function refusalError(refusal: Refusal): HttpError {
+  switch (refusal.code) {
+    case 'account_locked':
+      return tooManyRequests(refusal.retryAfter, 'Too many failed attempts; the account is locked for a while', 'account_locked');
+    case 'invalid_current_password':
+      return badRequest(refusal.code, 'The current password is not correct');
+    case 'invalid_code':
+      return badRequest(refusal.code, 'The code is not valid');
+    case 'directory_account':
+      return badRequest(refusal.code, 'This account is managed by the directory (LDAP)');
+    case 'mfa_already_enabled':
+      return new HttpError(409, refusal.code, 'MFA is already enabled; disable it first');
+    case 'mfa_not_set_up':
+      return badRequest(refusal.code, 'Call /auth/mfa/setup first');
+    case 'mfa_not_enabled':
+      return badRequest(refusal.code, 'MFA is not enabled');
+  }
+}
+
+function unwrap<T>(result: AccountResult<T>): T {
+  if (!result.ok) throw refusalError(result.refusal);
+  return result.value;
+}
 
 const ROLE_DESCRIPTIONS: Record<(typeof ROLES)[number], string> = {
   admin: 'Everything, including users, settings, signing keys and security decisions',
@@ -36,13 +57,14 @@ export async function authRoutes(app: App, ctx: AppContext): Promise<void> {
   const loginAudit = (request: FastifyRequest, user: string, result: 'SUCCESS' | 'FAILURE', detail: string) =>
     ctx.audit.record({ action: 'LOGIN', user, result, detail, ip: request.ip });
 
+  /** `username` as the lockout counts it (canonical), or the account's own spelling once known. */
   async function answerLogin(request: FastifyRequest, username: string, outcome: LoginOutcome) {
     switch (outcome.kind) {
       case 'locked':
         await loginAudit(request, username, 'FAILURE', 'account locked after repeated failures');
         throw tooManyRequests(outcome.retryAfter, 'Too many failed logins; the account is locked for a while', 'account_locked');
       case 'failed':
-        await loginAudit(request, username, 'FAILURE', outcome.reason);
+        await loginAudit(request, outcome.user?.username ?? username, 'FAILURE', outcome.reason);
         if (outcome.reason === 'account_disabled') throw unauthorized('This account is deactivated', 'account_disabled');
         throw unauthorized('Incorrect username, password or code', 'invalid_credentials');
       case 'mfa_required':
@@ -70,7 +92,7 @@ export async function authRoutes(app: App, ctx: AppContext): Promise<void> {
     },
   }, async (request) => {
     const { username, password, otp } = request.body as { username: string; password: string; otp?: string };
-    return answerLogin(request, username, await ctx.auth.login(username, password, otp));
+    return answerLogin(request, canonicalUsername(username), await ctx.auth.login({ username, password, otp, ip: request.ip }));
   });
 
   app.post('/auth/mfa/verify', {
@@ -101,20 +123,13 @@ export async function authRoutes(app: App, ctx: AppContext): Promise<void> {
   app.post('/auth/change-password', {
     schema: {
       tags: ['auth'],
-      summary: 'Change your own password (ends your other sessions)',
+      summary: 'Change your own password (ends your sessions; API tokens stay valid)',
       body: Type.Object({ current_password: Type.String({ maxLength: 1000 }), new_password: Type.String({ maxLength: 1000 }) }, { additionalProperties: false }),
       response: { 200: StatusOut, ...errorResponses },
     },
   }, async (request) => {
-    const { user } = principalOf(request);
     const { current_password, new_password } = request.body;
-    if (user.source !== 'local') throw badRequest('directory_account', 'This account is managed by the directory (LDAP)');
-    if (!(await ctx.users.checkPassword(user, current_password))) {
-      await ctx.audit.record({ action: 'PASSWORD_CHANGE', user: user.username, result: 'FAILURE', detail: 'wrong current password', ip: request.ip });
-      throw badRequest('invalid_current_password', 'The current password is not correct');
-    }
-    await ctx.users.setPassword(user, new_password);
-    await ctx.audit.record({ action: 'PASSWORD_CHANGE', user: user.username, result: 'SUCCESS', ip: request.ip });
+    unwrap(await ctx.accounts.changePassword(principalOf(request).user, current_password, new_password, request.ip));
     return { status: 'ok', detail: 'Password changed; earlier sessions are signed out' };
   });
 
@@ -127,21 +142,13 @@ export async function authRoutes(app: App, ctx: AppContext): Promise<void> {
     },
   }, async (request, reply) => {
     const { email } = request.body;
-    const user = await ctx.db.selectFrom('users').selectAll().where('email', '=', email).where('is_active', '=', 1).executeTakeFirst();
-    if (user && user.source === 'local') {
-      const token = randomBytes(32).toString('base64url');
-      await ctx.db.insertInto('password_reset_tokens').values({
-        token_hash: sha256Hex(token),
-        user_id: user.id,
-        expires_at: isoUtc(new Date(Date.now() + RESET_TTL_MS)),
-        used_at: null,
-        created_at: isoUtc(),
-      }).execute();
+    const issued = await ctx.passwordResets.issue(email);
+    if (issued) {
       const base = (await ctx.settings.get('app_url')) ?? ctx.config.appUrl;
-      const link = `${base}/reset-password?token=${token}`;
+      const link = `${base}/reset-password?token=${issued.token}`;
       // Sent in the background: the answer must not reveal, by its timing, whether the address exists.
       void ctx.mail
-        .send([email], 'Tollgate password reset', `A password reset was requested for ${user.username}.\n\nOpen ${link} within 30 minutes to choose a new password.\nIf you did not ask for it, ignore this message.`)
+        .send([email], 'Tollgate password reset', `A password reset was requested for ${issued.user.username}.\n\nOpen ${link} within 30 minutes to choose a new password.\nIf you did not ask for it, ignore this message.`)
         .catch((error: unknown) => request.log.warn({ err: error }, 'password reset e-mail failed'));
     }
     return reply.status(202).send({ status: 'accepted', detail: 'If the address belongs to an account, a reset link has been sent' });
@@ -156,56 +163,51 @@ export async function authRoutes(app: App, ctx: AppContext): Promise<void> {
     },
   }, async (request) => {
     const { token, new_password } = request.body;
-    const row = await ctx.db.selectFrom('password_reset_tokens').selectAll().where('token_hash', '=', sha256Hex(token)).executeTakeFirst();
-    if (!row || row.used_at || new Date(row.expires_at).getTime() <= Date.now()) {
-      throw badRequest('invalid_reset_token', 'The reset link is invalid, used or expired');
-    }
-    const user = await ctx.users.byId(row.user_id);
+    const user = await ctx.passwordResets.redeem(token, new_password, request.ip);
     if (!user) throw badRequest('invalid_reset_token', 'The reset link is invalid, used or expired');
-    await ctx.users.setPassword(user, new_password);
-    await ctx.db.updateTable('password_reset_tokens').set({ used_at: isoUtc() }).where('token_hash', '=', row.token_hash).execute();
-    await ctx.audit.record({ action: 'PASSWORD_RESET', user: user.username, result: 'SUCCESS', detail: 'self-service reset link', ip: request.ip });
     return { status: 'ok' };
   });
 
+  // MFA changes need a session from a login (not an API token: a pipeline credential must not be
+  // able to bind the account to a secret its owner never saw) and a fresh proof (DECISIONS §3).
+  const SetupBody = Type.Object(
+    { password: Type.Optional(Type.String({ maxLength: 1000 })), current_password: Type.Optional(Type.String({ maxLength: 1000 })) },
+    { additionalProperties: false },
+  );
+
   app.post('/auth/mfa/setup', {
+    onRequest: requireInteractiveSession,
     schema: {
       tags: ['auth'],
-      summary: 'Start enrolling a TOTP authenticator',
+      summary: 'Start enrolling a TOTP authenticator (body: password, alias current_password)',
+      body: SetupBody,
       response: { 200: Type.Object({ secret: Type.String(), otpauth_url: Type.String() }), ...errorResponses },
     },
   }, async (request) => {
     requireEnterprise(ctx, 'mfa');
-    const { user } = principalOf(request);
-    if (user.mfa_enabled) throw new HttpError(409, 'mfa_already_enabled', 'MFA is already enabled; disable it first');
-    const secret = generateSecret();
-    await ctx.users.setMfa(user, ctx.box.seal(secret), false);
-    return { secret, otpauth_url: generateURI({ secret, label: user.username, issuer: 'Tollgate' }) };
+    const password = request.body.password ?? request.body.current_password;
+    if (password === undefined) throw unprocessable('password_required', 'The current password is required', [{ loc: ['body', 'password'], msg: 'required' }]);
+    const { secret, otpauthUrl } = unwrap(await ctx.accounts.startMfa(principalOf(request).user, password, request.ip));
+    return { secret, otpauth_url: otpauthUrl };
   });
 
   const CodeBody = Type.Object({ code: Type.String({ pattern: '^[0-9]{6}$' }) }, { additionalProperties: false });
 
   app.post('/auth/mfa/enable', {
+    onRequest: requireInteractiveSession,
     schema: { tags: ['auth'], summary: 'Confirm enrolment with a current code', body: CodeBody, response: { 200: StatusOut, ...errorResponses } },
   }, async (request) => {
     requireEnterprise(ctx, 'mfa');
-    const { user } = principalOf(request);
-    if (!user.mfa_secret) throw badRequest('mfa_not_set_up', 'Call /auth/mfa/setup first');
-    if (!(await ctx.auth.checkTotp(user, request.body.code))) throw badRequest('invalid_code', 'The code is not valid');
-    await ctx.users.setMfa(user, user.mfa_secret, true);
-    await ctx.audit.record({ action: 'MFA_CHANGE', user: user.username, result: 'SUCCESS', detail: 'enabled', ip: request.ip });
+    unwrap(await ctx.accounts.enableMfa(principalOf(request).user, request.body.code, request.ip));
     return { status: 'ok' };
   });
 
   app.post('/auth/mfa/disable', {
+    onRequest: requireInteractiveSession,
     schema: { tags: ['auth'], summary: 'Turn MFA off with a current code', body: CodeBody, response: { 200: StatusOut, ...errorResponses } },
   }, async (request) => {
     requireEnterprise(ctx, 'mfa');
-    const { user } = principalOf(request);
-    if (!user.mfa_enabled) throw badRequest('mfa_not_enabled', 'MFA is not enabled');
-    if (!(await ctx.auth.checkTotp(user, request.body.code))) throw badRequest('invalid_code', 'The code is not valid');
-    await ctx.users.setMfa(user, null, false);
-    await ctx.audit.record({ action: 'MFA_CHANGE', user: user.username, result: 'SUCCESS', detail: 'disabled', ip: request.ip });
+    unwrap(await ctx.accounts.disableMfa(principalOf(request).user, request.body.code, request.ip));
     return { status: 'ok' };
   });
 }

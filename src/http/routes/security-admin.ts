@@ -87,10 +87,8 @@ export async function securityAdminRoutes(app: App, ctx: AppContext): Promise<vo
       sla_days: next.sla_days,
       ...(kevAction ? { kev_action: kevAction } : {}),
     };
-    const changed = await ctx.settings.update(patch, actor.username);
-    if (changed.length) {
-      await ctx.audit.record({ action: 'SETTINGS_CHANGE', user: actor.username, result: 'SUCCESS', detail: `changed: ${changed.join(', ')}`, ip: request.ip });
-    }
+    // The settings service records SETTINGS_CHANGE, as for every settings change.
+    await ctx.settings.update(patch, { username: actor.username, ip: request.ip });
     return currentPolicy();
   });
 

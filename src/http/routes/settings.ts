@@ -17,6 +17,12 @@ const SettingsOut = Type.Object(
   { additionalProperties: false },
 );
 
+/** The PATCH answer also names the secrets it cleared because their destination changed. */
+const SettingsPatchOut = Type.Object(
+  { ...SettingsOut.properties, cleared_secrets: Type.Array(Type.String()) },
+  { additionalProperties: false },
+);
+
 export async function settingsRoutes(app: App, ctx: AppContext): Promise<void> {
   app.get('/settings', {
     schema: { tags: ['settings'], summary: 'Every setting, secrets masked', response: { 200: SettingsOut, ...errorResponses } },
@@ -25,18 +31,14 @@ export async function settingsRoutes(app: App, ctx: AppContext): Promise<void> {
   app.patch('/settings', {
     schema: {
       tags: ['settings'],
-      summary: 'Change settings (send the mask back to keep a secret)',
+      summary: 'Change settings (send the mask back to keep a secret; changing where a secret is sent clears it unless it is sent again)',
       body: SettingsPatch,
-      response: { 200: SettingsOut, ...errorResponses },
+      response: { 200: SettingsPatchOut, ...errorResponses },
     },
   }, async (request) => {
     const actor = principalOf(request).user;
-    const changed = await ctx.settings.update(request.body as Partial<Record<SettingKey, unknown>>, actor.username);
-    if (changed.length) {
-      // Names only: secret values never reach the audit trail.
-      await ctx.audit.record({ action: 'SETTINGS_CHANGE', user: actor.username, result: 'SUCCESS', detail: `changed: ${changed.join(', ')}`, ip: request.ip });
-    }
-    return ctx.settings.masked();
+    const { cleared } = await ctx.settings.update(request.body as Partial<Record<SettingKey, unknown>>, { username: actor.username, ip: request.ip });
+    return { ...(await ctx.settings.masked()), cleared_secrets: cleared };
   });
 
   app.get('/settings/next-sync', {
