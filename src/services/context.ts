@@ -9,11 +9,14 @@ import { databaseAuditIndex } from '../adapters/audit/db-index.js';
 import { SecretBox } from '../adapters/crypto/secret-box.js';
 import { migrateToLatest, openDatabase, type Db, type DbDialect } from '../adapters/db/index.js';
 import { Metrics } from '../adapters/metrics/metrics.js';
+import { AccountSecurity } from './account-security.js';
 import { ApiTokenService } from './api-tokens.js';
 import { AuthService } from './auth.js';
 import { createDirectoryLogin } from './directory.js';
 import { HealthService } from './health.js';
+import { Lockout } from './lockout.js';
 import { createSettingsMail, Notifier } from './notifications.js';
+import { PasswordResets } from './password-reset.js';
 import { SettingsService } from './settings.js';
 import { UserService } from './users.js';
 import { createRepository, type Repository } from './repository.js';
@@ -35,6 +38,9 @@ export interface AppContext {
   users: UserService;
   tokens: ApiTokenService;
   auth: AuthService;
+  /** Password and MFA changes of the signed-in user (issue 17). */
+  accounts: AccountSecurity;
+  passwordResets: PasswordResets;
   metrics: Metrics;
   health: HealthService;
   repo: Repository;
@@ -67,7 +73,10 @@ export async function createContext(config: Config, log: Logger): Promise<AppCon
   const tokens = new ApiTokenService(db);
   const settings = new SettingsService(db, box, { dirs: { feedsDir: config.feedsDir, caBundleDir: config.caBundleDir }, audit });
   const directory = createDirectoryLogin({ settings, edition: config.edition, log });
-  const auth = new AuthService(db, users, tokens, box, config.jwtSecret, config.jwtExpireMinutes, directory);
+  const lockout = new Lockout(db);
+  const auth = new AuthService({ users, tokens, lockout, audit, box, jwtSecret: config.jwtSecret, expireMinutes: config.jwtExpireMinutes, directory });
+  const accounts = new AccountSecurity({ users, auth, lockout, audit, box });
+  const passwordResets = new PasswordResets({ db, users, lockout, audit });
   const metrics = new Metrics();
   const mail = createSettingsMail(settings);
   const notifier = new Notifier({ settings, mail, metrics, log, edition: config.edition });
@@ -84,7 +93,7 @@ export async function createContext(config: Config, log: Logger): Promise<AppCon
   const dashboard = new DashboardService(db);
   const downloads = new DownloadsService({ db, dialect, log, accessLogPath: config.accessLogPath });
   const ctx: AppContext = {
-    config, log, db, dialect, box, audit, settings, users, tokens, auth,
+    config, log, db, dialect, box, audit, settings, users, tokens, auth, accounts, passwordResets,
     metrics, health, mail, notifier, repo, security, jobs, dashboard, downloads,
     // Deliveries still under way get a bounded wait before the database closes.
     closers: [close, () => notifier.idle(10_000)],
