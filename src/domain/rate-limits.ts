@@ -7,6 +7,8 @@ export const RATE_LIMITS = {
   login: 10,
   password_reset: 5,
   mfa_verify: 10,
+  /** Per user: guesses of the current password through a stolen session (issue 17). */
+  change_password: 10,
   upload: 20,
   import_fetch: 10,
   import_batch: 5,

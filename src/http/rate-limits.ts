@@ -12,6 +12,7 @@ export function limitFor(method: string, template: string): RateLimitName | unde
   if (template === '/auth/token') return 'login';
   if (template === '/auth/forgot-password' || template === '/auth/reset-password') return 'password_reset';
   if (template === '/auth/mfa/verify') return 'mfa_verify';
+  if (template === '/auth/change-password') return 'change_password';
   if (template === '/upload' || template === '/upload/stream') return 'upload';
   if (template === '/import/fetch') return 'import_fetch';
   if (template === '/import/batch') return 'import_batch';

@@ -125,6 +125,29 @@ for (const backend of backends()) {
   });
 }
 
+describe('change-password rate limit', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startTestApp({ env: { RATE_LIMITS: 'on' } });
+  });
+  after(() => t.close());
+
+  it('answers the 11th change-password of one user in a minute with 429, other users unaffected', async () => {
+    const session = await t.tokenFor('reader', 'hasty');
+    // The right current password with a new one the policy refuses: no lockout failure is counted.
+    const attempt = (token: string, prefix = '') =>
+      t.app.inject({ method: 'POST', url: `${prefix}/auth/change-password`, headers: bearer(token), payload: { current_password: TEST_PASSWORD, new_password: 'weak' } });
+    // One counter for the route, whichever prefix serves it.
+    const prefixes = ['', '/api', '/api/v1'];
+    for (let i = 0; i < 10; i++) assert.equal((await attempt(session, prefixes[i % 3])).statusCode, 422, `attempt ${i}`);
+    const limited = await attempt(session, '/api/v1');
+    assert.equal(limited.statusCode, 429);
+    assert.equal(limited.json().code, 'rate_limited');
+    assert.ok(Number(limited.headers['retry-after']) >= 1);
+    assert.equal((await attempt(await t.tokenFor('reader', 'patient'))).statusCode, 422);
+  });
+});
+
 describe('login timing does not tell which accounts exist', () => {
   let t: TestApp;
   before(async () => {
