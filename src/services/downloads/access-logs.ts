@@ -243,7 +243,7 @@ export class AccessLogIngester {
             .onConflict((oc) => oc.column('identity').doNothing()).executeTakeFirst();
           if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) throw new PositionMoved();
         }
-        return this.store.add(entries, new Date(), trx);
+        return this.store.add(entries, trx);
       });
       report.lines += progress.lines;
       report.counted += added.counted;

@@ -4,7 +4,7 @@
  *
  * Timing: counted downloads are written every FLUSH_MS and at shutdown (and before a statistics
  * answer, so this process's own downloads are never missing from it); proxy logs are read every
- * INGEST_MS; the per-window totals are rebuilt on the first tick of each UTC day (or by the first
+ * INGEST_MS; the per-window totals move to a new UTC day on its first tick (or by the first
  * statistics request of the day, if it comes first).
  */
 import type { Logger } from 'pino';

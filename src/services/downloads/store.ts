@@ -1,10 +1,11 @@
 /**
  * Download counts in the database (migration 0004): attribution of counted files to packages,
- * batched upserts, the daily rebuild of the per-window totals and the statistics query.
+ * batched upserts, the daily move of the per-window totals and the statistics query.
  *
- * Writers (the in-process counter and the access-log ingester, in any replica) lock the
- * download_rollups rows first on PostgreSQL, so a flush and a window rebuild never interleave: a
- * flush either adds to a window already rebuilt for today or leaves the rows to the rebuild.
+ * Invariant: a window's rows in download_totals are the sums of download_counts over the `days`
+ * UTC days ending at its download_rollups.day. Writers (the in-process counter, the access-log
+ * ingester, the daily move, in any replica) lock the download_rollups rows first on PostgreSQL
+ * (SQLite runs one transaction at a time), so none of them sees a window half moved.
  */
 import type { Transaction } from 'kysely';
 import type { Db, DbDialect } from '../../adapters/db/index.js';
@@ -59,9 +60,9 @@ export class DownloadStore {
   ) {}
 
   /** Credits downloads to packages and adds them to every table, in one transaction. */
-  async add(entries: readonly FileDownloads[], now = new Date(), trx?: Transaction<Database>): Promise<AddReport> {
+  async add(entries: readonly FileDownloads[], trx?: Transaction<Database>): Promise<AddReport> {
     if (entries.length === 0) return { counted: 0, unresolved: 0 };
-    if (!trx) return this.db.transaction().execute((t) => this.add(entries, now, t));
+    if (!trx) return this.db.transaction().execute((t) => this.add(entries, t));
     const rollups = await this.lockRollups(trx);
     const owners = await this.owners(trx, [...new Set(entries.map((e) => e.path))]);
     const counts = new Map<string, PackageKey & { day: string; downloads: number }>();
@@ -80,18 +81,21 @@ export class DownloadStore {
     const rows = [...counts.values()];
     await this.upsertCounts(trx, rows);
     await this.upsertDays(trx, rows);
-    const today = utcDay(now);
+    // Each window's totals cover the days up to the day it was last rolled to (not necessarily
+    // today: a flush can come first on a new day); rows outside that range reach it when it rolls.
     for (const days of DOWNLOAD_WINDOWS) {
-      if (rollups.get(days) !== today) continue; // the next rebuild reads download_counts, these rows included
-      const from = addDays(today, 1 - days);
-      await this.upsertTotals(trx, days, rows.filter((r) => r.day >= from && r.day <= today));
+      const through = rollups.get(days);
+      if (!through) continue;
+      const from = addDays(through, 1 - days);
+      await this.upsertTotals(trx, days, rows.filter((r) => r.day >= from && r.day <= through));
     }
     return { counted: rows.reduce((n, r) => n + r.downloads, 0), unresolved };
   }
 
   /**
-   * Rebuilds every window not yet rebuilt for today's UTC day: once a day, the day that left a
-   * window is dropped by recomputing it from download_counts. Cheap when nothing is due.
+   * Moves every window to today's UTC day, once a day: the days entering it are added and the days
+   * leaving it subtracted, both read from download_counts (a few days' rows, whatever the size of
+   * the table). A window never built, or last moved a whole window ago or more, is rebuilt.
    */
   async rollOver(now = new Date()): Promise<DownloadWindow[]> {
     const today = utcDay(now);
@@ -99,29 +103,55 @@ export class DownloadStore {
     if (due.length === 0) return [];
     return this.db.transaction().execute(async (trx) => {
       const rollups = await this.lockRollups(trx);
-      const rebuilt: DownloadWindow[] = [];
+      const moved: DownloadWindow[] = [];
       for (const days of DOWNLOAD_WINDOWS) {
-        if (rollups.get(days) === today) continue;
-        await trx.deleteFrom('download_totals').where('days', '=', days).execute();
-        await trx
-          .insertInto('download_totals')
-          .columns(['days', 'distribution', 'name', 'version', 'arch', 'downloads'])
-          .expression((eb) =>
-            eb
-              .selectFrom('download_counts')
-              .select((s) => [
-                s.lit(days).as('days'), 'distribution', 'name', 'version', 'arch', s.fn.sum<number>('downloads').as('downloads'),
-              ])
-              .where('day', '>=', addDays(today, 1 - days))
-              .where('day', '<=', today)
-              .groupBy(['distribution', 'name', 'version', 'arch']),
-          )
-          .execute();
+        const through = rollups.get(days) ?? '';
+        if (through === today) continue;
+        if (through === '' || through > today || addDays(through, days) <= today) await this.rebuildTotals(trx, days, today);
+        else await this.moveTotals(trx, days, through, today);
         await trx.updateTable('download_rollups').set({ day: today }).where('days', '=', days).execute();
-        rebuilt.push(days);
+        moved.push(days);
       }
-      return rebuilt;
+      return moved;
     });
+  }
+
+  private async rebuildTotals(trx: Transaction<Database>, days: number, today: string): Promise<void> {
+    await trx.deleteFrom('download_totals').where('days', '=', days).execute();
+    await trx
+      .insertInto('download_totals')
+      .columns(['days', 'distribution', 'name', 'version', 'arch', 'downloads'])
+      .expression((eb) => eb
+        .selectFrom('download_counts')
+        .select((s) => [s.lit(days).as('days'), 'distribution', 'name', 'version', 'arch', s.fn.sum<number>('downloads').as('downloads')])
+        .where('day', '>=', addDays(today, 1 - days))
+        .where('day', '<=', today)
+        .groupBy(['distribution', 'name', 'version', 'arch']))
+      .execute();
+  }
+
+  /** From the window ending `through` to the one ending `today` (less than a window later). */
+  private async moveTotals(trx: Transaction<Database>, days: number, through: string, today: string): Promise<void> {
+    const leaving = [addDays(through, 1 - days), addDays(today, -days)] as const;
+    await trx
+      .insertInto('download_totals')
+      .columns(['days', 'distribution', 'name', 'version', 'arch', 'downloads'])
+      .expression((eb) => eb
+        .selectFrom('download_counts')
+        .select((s) => [
+          s.lit(days).as('days'), 'distribution', 'name', 'version', 'arch',
+          s.fn.sum<number>(s.case().when('day', '>', through).then(s.ref('downloads')).else(s.neg(s.ref('downloads'))).end()).as('downloads'),
+        ])
+        .where((w) => w.or([
+          w.and([w('day', '>', through), w('day', '<=', today)]),
+          w.and([w('day', '>=', leaving[0]), w('day', '<=', leaving[1])]),
+        ]))
+        .groupBy(['distribution', 'name', 'version', 'arch']))
+      .onConflict((oc) => oc.columns(['days', 'distribution', 'name', 'version', 'arch']).doUpdateSet((eb) => ({
+        downloads: eb('download_totals.downloads', '+', eb.ref('excluded.downloads')),
+      })))
+      .execute();
+    await trx.deleteFrom('download_totals').where('days', '=', days).where('downloads', '<=', 0).execute();
   }
 
   /** GET /downloads/stats: every figure is an index read of the pre-aggregated tables. */

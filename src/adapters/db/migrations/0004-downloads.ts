@@ -5,7 +5,7 @@ import { sql, type Kysely } from 'kysely';
  *
  * `download_counts` is the source of truth (one row per UTC day and package). The statistics
  * endpoint never aggregates it over a whole window at request time: `download_days` (per day and
- * distribution) and `download_totals` (per package over each fixed window, rebuilt once a day and
+ * distribution) and `download_totals` (per package over each fixed window, moved once a day and
  * incremented by every flush) keep those answers to index reads.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
@@ -47,7 +47,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .columns(['days', 'downloads desc', 'name', 'version', 'distribution', 'arch'])
     .execute();
 
-  // The UTC day each window in download_totals was last rebuilt for; '' = never.
+  // The UTC day each window in download_totals ends at; '' = never built.
   await db.schema
     .createTable('download_rollups')
     .addColumn('days', 'integer', (c) => c.primaryKey())
