@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readdir, writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { aptSandbox, exec } from '../helpers/apt.js';
@@ -93,7 +93,13 @@ describe('crash safety: SIGKILL in the middle of a stream of uploads', () => {
     // No temp file a killed writer left is served, and start-up removed them.
     const tmp = await exec('sh', ['-c', `find ${join(dataDir, 'repo')} -name '*.tmp' | head -5`]);
     assert.equal(tmp.stdout.trim(), '', 'temp files in the served tree');
-    const audit = await readdir(join(dataDir, 'audit'));
-    assert.ok(audit.length >= 1);
+    // The audit chain survived the kill, and every upload answered 201 was audited before its answer.
+    const verify = (await (await fetch(`${base}/audit/verify`, { headers: { authorization: `Bearer ${token}` } })).json()) as { ok: boolean; first_broken: unknown };
+    assert.equal(verify.ok, true, JSON.stringify(verify.first_broken));
+    const auditFiles = (await readdir(join(dataDir, 'audit'))).filter((f) => f.endsWith('.jsonl'));
+    const auditEntries = (await Promise.all(auditFiles.map((f) => readFile(join(dataDir, 'audit', f), 'utf8'))))
+      .flatMap((text) => text.split('\n').filter(Boolean).map((line) => JSON.parse(line) as { action: string; result: string; package: string | null }));
+    const uploaded = new Set(auditEntries.filter((e) => e.action === 'UPLOAD' && e.result === 'SUCCESS').map((e) => e.package));
+    for (const name of published) assert.ok(uploaded.has(name), `${name} was answered 201 without an UPLOAD audit entry`);
   });
 });

@@ -52,7 +52,7 @@ describe('permission table walk: every route x five roles, anonymous, deactivate
           t.app.inject({ method: route.method as 'GET', url, headers: { ...headers, 'content-type': 'application/json' }, payload: route.method === 'GET' || route.method === 'DELETE' ? undefined : '{}' });
         const anon = await call();
         if (route.access === 'public') {
-          assert.ok(![401, 403].includes(anon.statusCode), `${key} public but anonymous got ${anon.statusCode}`);
+          assert.ok(![401, 403].includes(anon.statusCode) && anon.statusCode < 500, `${key} public but anonymous got ${anon.statusCode}`);
           continue;
         }
         assert.equal(anon.statusCode, 401, `${key} anonymous`);
@@ -62,7 +62,9 @@ describe('permission table walk: every route x five roles, anonymous, deactivate
         for (const role of ROLES) {
           const res = await call(bearer(tokens[role]));
           const allowed = route.access === 'any' || (route.access === 'decider' ? role === 'admin' : (route.access as readonly Role[]).includes(role));
-          if (allowed) assert.ok(![401, 403].includes(res.statusCode), `${key} ${role} should be allowed, got ${res.statusCode} ${res.body}`);
+          // Allowed means answered: a crash (500) is not a pass. 503 is a dependency that is not
+          // configured here (clamd, feeds), answered with its error body.
+          if (allowed) assert.ok(![401, 403].includes(res.statusCode) && (res.statusCode < 500 || res.statusCode === 503), `${key} ${role} should be allowed, got ${res.statusCode} ${res.body}`);
           else assert.equal(res.statusCode, 403, `${key} ${role} should be forbidden, got ${res.statusCode}`);
           checked++;
         }
