@@ -95,7 +95,8 @@ async function main(): Promise<void> {
     await writeFile(join(dir, 'kev.json'), JSON.stringify({ vulnerabilities: Array.from({ length: 1200 }, (_, i) => ({ cveID: `CVE-2020-${10000 + i * 7}` })) }));
     console.log(`generated ${ADVISORIES} OSV records (${mb((await stat(feed)).size)}) in ${Date.now() - t} ms`);
 
-    const config = loadConfig({ ENV: 'test', DATA_DIR: join(dir, 'data'), RATE_LIMITS: 'off', SIGNING_KEY_ALGORITHM: 'ed25519', ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}) });
+    // The generated feeds are read as file:// URLs, allowed only under FEEDS_DIR.
+    const config = loadConfig({ ENV: 'test', DATA_DIR: join(dir, 'data'), FEEDS_DIR: dir, RATE_LIMITS: 'off', SIGNING_KEY_ALGORITHM: 'ed25519', ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}) });
     const ctx = await createContext(config, pino({ level: 'warn' }));
     try {
       const sec = ctx.security;

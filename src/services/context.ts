@@ -72,7 +72,7 @@ export async function createContext(config: Config, log: Logger): Promise<AppCon
   const users = new UserService(db, config.bcryptRounds);
   const tokens = new ApiTokenService(db);
   const settings = new SettingsService(db, box, { dirs: { feedsDir: config.feedsDir, caBundleDir: config.caBundleDir }, audit });
-  const directory = createDirectoryLogin({ settings, edition: config.edition, log });
+  const directory = createDirectoryLogin({ settings, edition: config.edition, log, ldap: { caBundleDir: config.caBundleDir } });
   const lockout = new Lockout(db);
   const auth = new AuthService({ users, tokens, lockout, audit, box, jwtSecret: config.jwtSecret, expireMinutes: config.jwtExpireMinutes, directory });
   const accounts = new AccountSecurity({ users, auth, lockout, audit, box });

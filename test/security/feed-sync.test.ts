@@ -4,10 +4,11 @@
  * feeds dropped, health `grype`, the db-age metric, audit SYNC, permissions.
  */
 import assert from 'node:assert/strict';
-import { rm } from 'node:fs/promises';
+import { rm, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, describe, it } from 'node:test';
+import { FEED_UNAVAILABLE } from '../../src/adapters/feeds/fetch.js';
 import { backends, bearer, startTestApp, type TestApp } from '../helpers/app.js';
 import { buildRpm } from '../helpers/rpms.js';
 import { makeTempDir } from '../helpers/tmp.js';
@@ -124,6 +125,36 @@ for (const backend of backends()) {
       assert.equal(last.kev, 0);
     });
 
+    it('file:// feeds: refused outside FEEDS_DIR by name (422), by real path at sync (one generic message)', async () => {
+      const patch = (payload: Record<string, unknown>) => app.app.inject({ method: 'PATCH', url: '/settings', headers: bearer(admin), payload });
+      for (const [payload, loc] of [
+        [{ vuln_feeds: [{ name: 'passwd', url: 'file:///etc/passwd', format: 'osv' }] }, ['body', 'vuln_feeds', '0', 'url']],
+        [{ epss_url: `file://${tmp.dir}/../escape.csv` }, ['body', 'epss_url']],
+        [{ kev_url: 'file:///etc/shadow' }, ['body', 'kev_url']],
+      ] as const) {
+        const res = await patch(payload);
+        assert.equal(res.statusCode, 422, JSON.stringify(payload));
+        assert.deepEqual(res.json().errors[0].loc, loc);
+      }
+      // A link inside FEEDS_DIR passes the check by name; the sync resolves it and refuses.
+      await symlink('/etc/passwd', join(tmp.dir, 'link-out.json'));
+      const ok = await patch({ vuln_feeds: [
+        { name: 'link', url: pathToFileURL(join(tmp.dir, 'link-out.json')).href, format: 'osv' },
+        { name: 'missing', url: pathToFileURL(join(tmp.dir, 'no-such.json')).href, format: 'osv' },
+        { name: 'closed', url: 'http://127.0.0.1:1/feed.json', format: 'osv' },
+      ] });
+      assert.equal(ok.statusCode, 200, ok.body);
+      const report = (await app.app.inject({ method: 'POST', url: '/import/sync-security', headers: bearer(admin) })).json() as { feeds: Array<{ name: string; status: string; error: string; error_code: string }> };
+      assert.deepEqual(report.feeds.slice(0, 3).map((f) => [f.name, f.status, f.error_code, f.error]), [
+        ['link', 'failed', 'feed_fetch_failed', FEED_UNAVAILABLE],
+        ['missing', 'failed', 'feed_fetch_failed', FEED_UNAVAILABLE],
+        ['closed', 'failed', 'feed_fetch_failed', FEED_UNAVAILABLE],
+      ]);
+      const states = await app.ctx.db.selectFrom('vuln_feed_state').select(['name', 'last_error']).where('name', 'in', ['link', 'missing', 'closed']).execute();
+      assert.ok(states.every((s) => s.last_error === FEED_UNAVAILABLE), JSON.stringify(states));
+      await rm(join(tmp.dir, 'link-out.json'));
+    });
+
     it('a feed larger than allowed or malformed fails cleanly', async () => {
       const { writeFile } = await import('node:fs/promises');
       await writeFile(join(tmp.dir, 'bad.json'), 'this is not json');
@@ -135,3 +166,19 @@ for (const backend of backends()) {
     });
   });
 }
+
+describe('security feed sync without FEEDS_DIR', () => {
+  it('refuses every file:// feed URL with 422', async () => {
+    const app = await startTestApp();
+    try {
+      const admin = await app.tokenFor('admin');
+      const res = await app.app.inject({ method: 'PATCH', url: '/settings', headers: bearer(admin), payload: { kev_url: 'file:///var/lib/tollgate/kev.json' } });
+      assert.equal(res.statusCode, 422);
+      assert.match(res.json().detail, /FEEDS_DIR/);
+      const https = await app.app.inject({ method: 'PATCH', url: '/settings', headers: bearer(admin), payload: { kev_url: 'https://www.cisa.gov/kev.json' } });
+      assert.equal(https.statusCode, 200, https.body);
+    } finally {
+      await app.close();
+    }
+  });
+});

@@ -3,10 +3,10 @@
  * prove the password by binding as the user on a separate connection, then collect the groups.
  * Every call is bounded in time and answers a result instead of throwing.
  */
-import { readFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { connect as tlsConnect, rootCertificates, type ConnectionOptions, type TLSSocket } from 'node:tls';
 import { Client, InvalidCredentialsError, SizeLimitExceededError, type Entry } from 'ldapts';
+import { readConfinedFile } from '../storage/confined-file.js';
 import { escapeFilterValue } from './names.js';
 
 /** The ldap_* settings (same keys as the settings table). */
@@ -21,7 +21,7 @@ export interface LdapConfig {
   ldap_base_dn: string;
   /** Check the server certificate and host name (default true). */
   ldap_verify_cert?: boolean | null;
-  /** PEM file of extra trusted CAs, added to the system store. */
+  /** PEM file of extra trusted CAs, added to the system store; read only under `LdapOptions.caBundleDir`. */
   ca_bundle_path?: string | null;
   /** The attribute holding login names: `uid` (OpenLDAP) or `sAMAccountName` (Active Directory); both when unset. */
   ldap_user_attribute?: 'uid' | 'sAMAccountName' | null;
@@ -30,7 +30,15 @@ export interface LdapConfig {
 export interface LdapOptions {
   /** Limit for the TCP connect and for each LDAP operation (default 5000 ms). */
   timeoutMs?: number;
+  /**
+   * CA_BUNDLE_DIR: the folder ca_bundle_path must resolve inside (links followed). Left out or
+   * null, any ca_bundle_path is refused: a CA bundle decides whom the bind password goes to.
+   */
+  caBundleDir?: string | null;
 }
+
+/** The one answer for a ca_bundle_path that cannot be used, whatever the reason (no probing of files). */
+export const CA_BUNDLE_UNREADABLE = 'cannot read ca_bundle_path: it must be a readable file under CA_BUNDLE_DIR';
 
 export type LdapFailure =
   | 'empty_password'
@@ -59,9 +67,10 @@ export async function authenticateLdap(config: LdapConfig, username: string, pas
   const timeoutMs = options.timeoutMs ?? 5000;
   let tls: ConnectionOptions;
   try {
-    tls = await tlsOptions(config);
+    tls = await tlsOptions(config, options);
   } catch (err) {
-    return fail('ldap_misconfigured', `cannot read ca_bundle_path: ${message(err)}`);
+    // Logged by the caller, never answered to the user: the precise reason may stay.
+    return fail('ldap_misconfigured', `${CA_BUNDLE_UNREADABLE} (${message(err)})`);
   }
   const service = newClient(config, tls, timeoutMs);
   try {
@@ -111,9 +120,10 @@ export async function authenticateLdap(config: LdapConfig, username: string, pas
 export async function testLdapConnection(config: LdapConfig, options: LdapOptions = {}): Promise<{ ok: boolean; detail: string }> {
   let tls: ConnectionOptions;
   try {
-    tls = await tlsOptions(config);
-  } catch (err) {
-    return { ok: false, detail: `cannot read ca_bundle_path: ${message(err)}` };
+    tls = await tlsOptions(config, options);
+  } catch {
+    // Answered to the admin: one message, so it cannot tell which files exist.
+    return { ok: false, detail: CA_BUNDLE_UNREADABLE };
   }
   const client = newClient(config, tls, options.timeoutMs ?? 5000);
   try {
@@ -168,11 +178,12 @@ function startTlsOptions(config: LdapConfig, tls: ConnectionOptions): Connection
   return { ...tls, host, ...(isIP(host) ? {} : { servername: host }) };
 }
 
-async function tlsOptions(config: LdapConfig): Promise<ConnectionOptions> {
+async function tlsOptions(config: LdapConfig, ldapOptions: LdapOptions): Promise<ConnectionOptions> {
   const verify = config.ldap_verify_cert !== false;
   const options: ConnectionOptions = { rejectUnauthorized: verify, minVersion: 'TLSv1.2' };
   if (config.ca_bundle_path) {
-    const bundle = await readFile(config.ca_bundle_path, 'utf8');
+    if (!ldapOptions.caBundleDir) throw new Error('CA_BUNDLE_DIR is not set');
+    const bundle = await readConfinedFile(config.ca_bundle_path, ldapOptions.caBundleDir);
     // Node replaces the system store when `ca` is set; keep it so public CAs stay trusted.
     options.ca = [...rootCertificates, bundle];
   }

@@ -1,6 +1,7 @@
 /** LDAP adapter: directory login, connection test, group → role mapping, RFC 4515/4514 helpers. */
 export {
   authenticateLdap,
+  CA_BUNDLE_UNREADABLE,
   testLdapConnection,
   type LdapAuthResult,
   type LdapConfig,

@@ -83,13 +83,20 @@ function errorParts(error: unknown): { message: string; code: string } {
 export class FeedSync {
   private running: Promise<SyncReport> | null = null;
 
+  private readonly limits: FeedSizeLimits;
+  /** FEEDS_DIR: the only folder file:// feeds are read from (null refuses them). */
+  private readonly fileRoot: string | null;
+
   constructor(
     private readonly db: Db,
     private readonly vulnDb: VulnDatabase,
     private readonly dir: string,
     private readonly log: Logger,
-    private readonly limits: FeedSizeLimits = DEFAULT_FEED_LIMITS,
-  ) {}
+    options: { limits?: FeedSizeLimits; fileRoot?: string | null } = {},
+  ) {
+    this.limits = options.limits ?? DEFAULT_FEED_LIMITS;
+    this.fileRoot = options.fileRoot ?? null;
+  }
 
   /** Synchronise `feeds`; a call made while a sync runs joins it. */
   sync(feeds: FeedSource[]): Promise<SyncReport> {
@@ -146,6 +153,7 @@ export class FeedSync {
         maxBytes: this.limits[feed.kind],
         etag: reusable ? state.etag : null,
         lastModified: reusable ? state.last_modified : null,
+        fileRoot: this.fileRoot,
       });
       if (result.status === 'not_modified') {
         await this.db.updateTable('vuln_feed_state').set({ fetched_at: now, last_attempt_at: now, last_error: null }).where('name', '=', feed.name).execute();
@@ -175,7 +183,9 @@ export class FeedSync {
       return { ...report, status: 'updated', bytes: result.bytes, ...counts };
     } catch (error) {
       const { message, code } = errorParts(error);
-      this.log.warn({ feed: feed.name, code, error: message }, 'security feed sync failed');
+      // The answer and the stored state get the generic message; the reason stays in this log.
+      const reason = error instanceof Error && typeof error.cause === 'string' ? error.cause : undefined;
+      this.log.warn({ feed: feed.name, code, error: message, reason }, 'security feed sync failed');
       await this.db
         .insertInto('vuln_feed_state')
         .values({ name: feed.name, kind: feed.kind, url: feed.url, etag: null, last_modified: null, sha256: null, fetched_at: null, loaded_at: null, records: 0, rows: 0, skipped: 0, last_error: message, last_attempt_at: now })

@@ -42,7 +42,7 @@ const hours = (seconds: number | null) => (seconds === null ? null : Math.round(
 export function createSecurity(ctx: Pick<AppContext, 'db' | 'settings' | 'metrics' | 'log' | 'repo' | 'audit' | 'notifier' | 'config' | 'health'>): SecurityService {
   const { db, settings, metrics, log, repo, audit, notifier, config } = ctx;
   const vulnDb = new VulnDatabase(db);
-  const feeds = new FeedSync(db, vulnDb, join(config.dataDir, 'vulndb'), log);
+  const feeds = new FeedSync(db, vulnDb, join(config.dataDir, 'vulndb'), log, { fileRoot: config.feedsDir });
   const scanner = new BuiltinCveScanner(vulnDb, settings, metrics);
   const transitions = new PackageTransitions({ db, files: repo.files, publisher: repo.publisher, log });
   const decisions = new SecurityDecisions(db, settings, transitions, audit, notifier);

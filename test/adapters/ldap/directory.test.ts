@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
-import { writeFile } from 'node:fs/promises';
+import { symlink, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { authenticateLdap, testLdapConnection, type LdapConfig } from '../../../src/adapters/ldap/directory.js';
+import { authenticateLdap, CA_BUNDLE_UNREADABLE, testLdapConnection, type LdapConfig } from '../../../src/adapters/ldap/directory.js';
 import { mapGroupsToRole } from '../../../src/adapters/ldap/roles.js';
 import { startSlapd, type RunningSlapd, type SlapdOptions } from '../../helpers/slapd.js';
 import { makeTempDir } from '../../helpers/tmp.js';
@@ -126,10 +127,11 @@ describe('LDAP against a real slapd (groups found by search)', () => {
     assert.ok(slapd.ldapsUrl && slapd.caFile);
     const ldaps = { ...config, ldap_url: slapd.ldapsUrl };
     failure(await authenticateLdap(ldaps, 'alice', 'alice-pw'), 'ldap_unavailable');
-    ok(await authenticateLdap({ ...ldaps, ca_bundle_path: slapd.caFile }, 'alice', 'alice-pw'));
+    const caDir = { caBundleDir: dirname(slapd.caFile) };
+    ok(await authenticateLdap({ ...ldaps, ca_bundle_path: slapd.caFile }, 'alice', 'alice-pw', caDir));
     ok(await authenticateLdap({ ...ldaps, ldap_verify_cert: false }, 'alice', 'alice-pw'));
-    failure(await authenticateLdap({ ...ldaps, ca_bundle_path: slapd.caFile }, 'alice', 'wrong'), 'bad_credentials');
-    const test = await testLdapConnection({ ...ldaps, ca_bundle_path: slapd.caFile });
+    failure(await authenticateLdap({ ...ldaps, ca_bundle_path: slapd.caFile }, 'alice', 'wrong', caDir), 'bad_credentials');
+    const test = await testLdapConnection({ ...ldaps, ca_bundle_path: slapd.caFile }, caDir);
     assert.equal(test.ok, true, test.detail);
   });
 
@@ -137,9 +139,10 @@ describe('LDAP against a real slapd (groups found by search)', () => {
     assert.ok(slapd.caFile);
     const starttls = { ...config, ldap_starttls: true };
     failure(await authenticateLdap(starttls, 'alice', 'alice-pw'), 'ldap_unavailable');
-    ok(await authenticateLdap({ ...starttls, ca_bundle_path: slapd.caFile }, 'alice', 'alice-pw'));
+    const caDir = { caBundleDir: dirname(slapd.caFile) };
+    ok(await authenticateLdap({ ...starttls, ca_bundle_path: slapd.caFile }, 'alice', 'alice-pw', caDir));
     ok(await authenticateLdap({ ...starttls, ldap_verify_cert: false }, 'bob', 'bob-pw'));
-    const test = await testLdapConnection({ ...starttls, ca_bundle_path: slapd.caFile });
+    const test = await testLdapConnection({ ...starttls, ca_bundle_path: slapd.caFile }, caDir);
     assert.equal(test.ok, true, test.detail);
     assert.match(test.detail, /STARTTLS/);
   });
@@ -152,10 +155,37 @@ describe('LDAP against a real slapd (groups found by search)', () => {
     assert.ok(other.caFile && slapd.ldapsUrl);
     const { readFile } = await import('node:fs/promises');
     await writeFile(`${dir}/other.pem`, await readFile(other.caFile));
-    failure(await authenticateLdap({ ...config, ldap_url: slapd.ldapsUrl, ca_bundle_path: `${dir}/other.pem` }, 'alice', 'alice-pw'), 'ldap_unavailable');
-    const missing = await testLdapConnection({ ...config, ca_bundle_path: `${dir}/missing.pem` });
+    failure(await authenticateLdap({ ...config, ldap_url: slapd.ldapsUrl, ca_bundle_path: `${dir}/other.pem` }, 'alice', 'alice-pw', { caBundleDir: dir }), 'ldap_unavailable');
+    const missing = await testLdapConnection({ ...config, ca_bundle_path: `${dir}/missing.pem` }, { caBundleDir: dir });
     assert.equal(missing.ok, false);
     assert.match(missing.detail, /ca_bundle_path/);
+  });
+
+  it('reads ca_bundle_path only under CA_BUNDLE_DIR, links resolved; every refusal says the same', async (t) => {
+    assert.ok(slapd.ldapsUrl && slapd.caFile);
+    const { dir, cleanup } = await makeTempDir();
+    t.after(cleanup);
+    await symlink('/etc/passwd', `${dir}/passwd.pem`);
+    await symlink(slapd.caFile, `${dir}/outside-ca.pem`);
+    const ldaps = { ...config, ldap_url: slapd.ldapsUrl };
+    const refused = [
+      [slapd.caFile, {}],
+      [slapd.caFile, { caBundleDir: null }],
+      ['/etc/passwd', { caBundleDir: dir }],
+      [`${dir}/../etc-passwd.pem`, { caBundleDir: dir }],
+      [`${dir}/passwd.pem`, { caBundleDir: dir }],
+      [`${dir}/outside-ca.pem`, { caBundleDir: dir }],
+      [`${dir}/missing.pem`, { caBundleDir: dir }],
+    ] as const;
+    for (const [path, options] of refused) {
+      failure(await authenticateLdap({ ...ldaps, ca_bundle_path: path }, 'alice', 'alice-pw', options), 'ldap_misconfigured');
+      const test = await testLdapConnection({ ...ldaps, ca_bundle_path: path }, options);
+      assert.deepEqual(test, { ok: false, detail: CA_BUNDLE_UNREADABLE }, path);
+    }
+    // The same bundle, copied into the folder, is trusted.
+    const { readFile } = await import('node:fs/promises');
+    await writeFile(`${dir}/ca.pem`, await readFile(slapd.caFile));
+    ok(await authenticateLdap({ ...ldaps, ca_bundle_path: `${dir}/ca.pem` }, 'alice', 'alice-pw', { caBundleDir: dir }));
   });
 });
 
