@@ -14,6 +14,7 @@ import { ApiTokenService } from './api-tokens.js';
 import { AuthService } from './auth.js';
 import { createDirectoryLogin } from './directory.js';
 import { HealthService } from './health.js';
+import { IntegrationChecks } from './integration-checks.js';
 import { Lockout } from './lockout.js';
 import { createSettingsMail, Notifier } from './notifications.js';
 import { PasswordResets } from './password-reset.js';
@@ -47,6 +48,8 @@ export interface AppContext {
   mail: OutboundMail;
   /** Webhook and e-mail notifications, sent in the background (DECISIONS §11). */
   notifier: Notifier;
+  /** The settings test actions (webhook, LDAP, e-mail), each audited as SETTINGS_TEST. */
+  checks: IntegrationChecks;
   /** CVE scanner, vulnerability database, decisions, rescans, security views (issue 5). */
   security: SecurityService;
   /** Daily jobs; started by main.ts once the service listens. */
@@ -80,6 +83,7 @@ export async function createContext(config: Config, log: Logger): Promise<AppCon
   const metrics = new Metrics();
   const mail = createSettingsMail(settings);
   const notifier = new Notifier({ settings, mail, metrics, log, edition: config.edition });
+  const checks = new IntegrationChecks({ settings, notifier, mail, audit, ldap: { caBundleDir: config.caBundleDir } });
   const health = new HealthService();
   health.register('database', async () => {
     await sql`select 1`.execute(db);
@@ -94,7 +98,7 @@ export async function createContext(config: Config, log: Logger): Promise<AppCon
   const downloads = new DownloadsService({ db, dialect, log, accessLogPath: config.accessLogPath });
   const ctx: AppContext = {
     config, log, db, dialect, box, audit, settings, users, tokens, auth, accounts, passwordResets,
-    metrics, health, mail, notifier, repo, security, jobs, dashboard, downloads,
+    metrics, health, mail, notifier, checks, repo, security, jobs, dashboard, downloads,
     // Deliveries still under way get a bounded wait before the database closes.
     closers: [close, () => notifier.idle(10_000)],
   };

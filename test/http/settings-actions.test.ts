@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { symlink } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { verifyWebhookSignature } from '../../src/adapters/webhook/index.js';
 import { backends, bearer, startTestApp, type TestApp } from '../helpers/app.js';
@@ -147,12 +149,38 @@ for (const backend of backends()) {
       }
     });
 
-    it('writes nothing to the audit log (nothing changes)', async () => {
-      const count = async () => Number((await t.ctx.db.selectFrom('audit_index').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
-      const before = await count();
+    it('audits each test: SETTINGS_TEST with the target host and the result, never a secret', async () => {
+      const entries = async () =>
+        (await t.ctx.db.selectFrom('audit_index').selectAll().where('action', '=', 'SETTINGS_TEST').orderBy('seq').execute()).map((e) => ({ ...e, detail: JSON.parse(e.detail ?? '{}') as Record<string, unknown> }));
+      const before = (await entries()).length;
+      const hook = await receiver();
+      await patch({ webhook_url: `${hook.url}/path-token-1234`, webhook_secret: SECRET, ldap_url: slapd.url, ldap_bind_password: 'svc-pw' });
       for (const path of ['/settings/test-webhook', '/settings/test-ldap', '/settings/test-email']) {
         assert.equal((await post(path)).statusCode, 200, path);
       }
+      await patch({ ldap_bind_password: 'wrong-pw' });
+      assert.equal((await post('/settings/test-ldap')).json().ok, false);
+
+      const logged = (await entries()).slice(before);
+      const port = new URL(slapd.url).port;
+      assert.deepEqual(logged.map((e) => [e.username, e.result, e.detail.check, e.detail.target]), [
+        ['admin', 'SUCCESS', 'webhook', new URL(hook.url).origin],
+        ['admin', 'SUCCESS', 'ldap', `ldap://127.0.0.1:${port}`],
+        ['admin', 'SUCCESS', 'email', `${smtp.host}:${smtp.port}`],
+        ['admin', 'FAILURE', 'ldap', `ldap://127.0.0.1:${port}`],
+      ]);
+      const text = JSON.stringify(logged);
+      for (const secret of [SECRET, 'svc-pw', 'wrong-pw', 'path-token-1234']) assert.ok(!text.includes(secret), secret);
+      const api = await t.app.inject({ method: 'GET', url: '/audit/logs?action=SETTINGS_TEST', headers: bearer(admin) });
+      assert.equal(api.statusCode, 200, api.body);
+      assert.ok(api.json().items.length >= 4);
+    });
+
+    it('a test that cannot start (nothing configured) is refused with 422 and not audited', async () => {
+      const count = async () => Number((await t.ctx.db.selectFrom('audit_index').select((eb) => eb.fn.countAll().as('n')).where('action', '=', 'SETTINGS_TEST').executeTakeFirstOrThrow()).n);
+      const before = await count();
+      await patch({ webhook_url: null });
+      assert.equal((await post('/settings/test-webhook')).statusCode, 422);
       assert.equal(await count(), before);
     });
   });
@@ -172,6 +200,53 @@ describe('settings actions (community edition)', () => {
       assert.equal(res.statusCode, 402, path);
       assert.equal(res.json().code, 'enterprise_required');
       assert.equal(res.json().edition, 'community');
+    }
+  });
+});
+
+describe('test-ldap over TLS with ca_bundle_path (only under CA_BUNDLE_DIR)', () => {
+  let tls: RunningSlapd;
+  let t: TestApp;
+  before(async () => {
+    tls = await startSlapd({ tls: true, users: [{ uid: 'svc', password: 'svc-pw' }] });
+    t = await startTestApp({ env: { EDITION: 'enterprise', CA_BUNDLE_DIR: dirname(tls.caFile!) } });
+  });
+  after(async () => {
+    await t?.close();
+    await tls?.stop();
+  });
+
+  it('trusts a bundle in the folder; refuses paths outside it (422) and links out of it (generic answer)', async () => {
+    const admin = await t.tokenFor('admin');
+    const patch = (payload: Record<string, unknown>) => t.app.inject({ method: 'PATCH', url: '/settings', headers: bearer(admin), payload });
+    for (const ca_bundle_path of ['/etc/passwd', `${dirname(tls.caFile!)}/../x.pem`, 'relative.pem']) {
+      const res = await patch({ ca_bundle_path });
+      assert.equal(res.statusCode, 422, ca_bundle_path);
+      assert.deepEqual(res.json().errors[0].loc, ['body', 'ca_bundle_path']);
+    }
+    const ok = await patch({ ldap_url: tls.ldapsUrl, ldap_base_dn: tls.baseDn, ldap_bind_dn: tls.userDn('svc'), ldap_bind_password: 'svc-pw', ca_bundle_path: tls.caFile });
+    assert.equal(ok.statusCode, 200, ok.body);
+    const good = await t.app.inject({ method: 'POST', url: '/settings/test-ldap', headers: bearer(admin) });
+    assert.equal(good.json().ok, true, good.body);
+
+    const link = join(dirname(tls.caFile!), 'link-out.pem');
+    await symlink('/etc/passwd', link);
+    assert.equal((await patch({ ca_bundle_path: link })).statusCode, 200);
+    const refused = await t.app.inject({ method: 'POST', url: '/settings/test-ldap', headers: bearer(admin) });
+    assert.deepEqual(refused.json(), { ok: false, detail: 'cannot read ca_bundle_path: it must be a readable file under CA_BUNDLE_DIR' });
+    assert.equal((await patch({ ca_bundle_path: join(dirname(tls.caFile!), 'missing.pem') })).statusCode, 200);
+    const missing = await t.app.inject({ method: 'POST', url: '/settings/test-ldap', headers: bearer(admin) });
+    assert.deepEqual(missing.json(), refused.json(), 'a missing file and a link out answer the same');
+  });
+
+  it('without CA_BUNDLE_DIR no ca_bundle_path is accepted', async () => {
+    const plain = await startTestApp({ env: { EDITION: 'enterprise' } });
+    try {
+      const res = await plain.app.inject({ method: 'PATCH', url: '/settings', headers: bearer(await plain.tokenFor('admin')), payload: { ca_bundle_path: tls.caFile } });
+      assert.equal(res.statusCode, 422);
+      assert.match(res.json().detail, /CA_BUNDLE_DIR/);
+    } finally {
+      await plain.close();
     }
   });
 });
