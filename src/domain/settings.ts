@@ -62,7 +62,7 @@ export const SETTINGS = {
   ldap_url: { schema: Type.Union([Type.String({ pattern: '^ldaps?://', maxLength: 500 }), Type.Null()]), default: null, description: 'ldap:// or ldaps:// URL' },
   ldap_starttls: { schema: Type.Boolean(), default: false, description: 'Upgrade ldap:// with STARTTLS' },
   ldap_bind_dn: { schema: Type.Union([Type.String({ maxLength: 500 }), Type.Null()]), default: null, description: 'Service account DN for user searches' },
-  ldap_bind_password: { schema: Type.Union([Type.String({ maxLength: 500 }), Type.Null()]), default: null, secret: true, boundTo: ['ldap_url'], description: 'Service account password' },
+  ldap_bind_password: { schema: Type.Union([Type.String({ maxLength: 500 }), Type.Null()]), default: null, secret: true, boundTo: ['ldap_url', 'ldap_starttls', 'ldap_verify_cert', 'ca_bundle_path'], description: 'Service account password' },
   ldap_base_dn: { schema: Type.Union([Type.String({ maxLength: 500 }), Type.Null()]), default: null, description: 'Search base for users and groups' },
   ldap_user_attribute: { schema: Type.Union([Type.Literal('uid'), Type.Literal('sAMAccountName')]), default: 'uid', description: 'Directory attribute holding the login name' },
   ldap_verify_cert: { schema: Type.Boolean(), default: true, description: 'Verify the directory TLS certificate' },

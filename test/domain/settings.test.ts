@@ -29,6 +29,10 @@ describe('settings declarations', () => {
     assert.deepEqual(secretsClearedBy({ smtp_tls: 'none' }, stored), ['smtp_password']);
     assert.deepEqual(secretsClearedBy({ smtp_host: null }, stored), ['smtp_password']);
     assert.deepEqual(secretsClearedBy({ smtp_user: 'other', smtp_from: 'a@b.c' }, stored), []);
+    // Weakening how the directory is reached is a change of destination too (a spoofed server).
+    assert.deepEqual(secretsClearedBy({ ldap_verify_cert: false }, stored), ['ldap_bind_password']);
+    assert.deepEqual(secretsClearedBy({ ldap_starttls: !stored.ldap_starttls }, stored), ['ldap_bind_password']);
+    assert.deepEqual(secretsClearedBy({ ca_bundle_path: '/srv/ca/other.pem' }, stored), ['ldap_bind_password']);
     assert.deepEqual(secretsClearedBy({ webhook_url: 'https://other.example/x', ldap_url: 'ldap://x' }, stored), ['ldap_bind_password', 'webhook_secret']);
     assert.deepEqual(secretsClearedBy({ webhook_url: 'https://other.example/x' }, { ...stored, webhook_secret: null }), [], 'nothing stored, nothing cleared');
   });
