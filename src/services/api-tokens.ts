@@ -4,7 +4,7 @@ import type { ApiTokensTable } from '../adapters/db/schema.js';
 import { DomainError } from '../domain/errors.js';
 import { roleWithin, type Role } from '../domain/roles.js';
 import type { UserRow } from './users.js';
-import { isoUtc, toApiTime } from './time.js';
+import { isoUtc, toApiTime } from '../domain/time.js';
 
 export const TOKEN_PREFIX = 'tg_';
 const TOKEN_SHAPE = /^tg_[A-Za-z0-9_-]{43}$/;

@@ -11,7 +11,7 @@ import { DISTRIBUTIONS, findDistribution, PACKAGE_STATUSES } from '../domain/dis
 import { SEVERITIES, type Severity } from '../domain/security/index.js';
 import { addDays, lastDays, utcDay } from '../domain/utc-days.js';
 import { REVIEW_STATUSES } from './security/queries.js';
-import { isoUtc, toApiTime } from './time.js';
+import { isoUtc, toApiTime } from '../domain/time.js';
 
 type StatusCounts = Record<string, number>;
 

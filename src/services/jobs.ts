@@ -11,7 +11,7 @@ import { Cron } from 'croner';
 import type { Logger } from 'pino';
 import type { Db } from '../adapters/db/index.js';
 import type { SettingsSnapshot } from './settings.js';
-import { isoUtc } from './time.js';
+import { isoUtc } from '../domain/time.js';
 
 /** Settings keys holding a daily time. */
 export type ScheduleSetting = 'schedule_security_sync' | 'schedule_retention' | 'schedule_sla_check';

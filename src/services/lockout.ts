@@ -1,6 +1,6 @@
 import type { Db } from '../adapters/db/index.js';
 import { canonicalUsername } from '../domain/usernames.js';
-import { isoUtc } from './time.js';
+import { isoUtc } from '../domain/time.js';
 
 export const LOCKOUT_FAILURES = 5;
 export const LOCKOUT_WINDOW_MS = 15 * 60_000;

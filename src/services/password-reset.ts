@@ -7,7 +7,7 @@ import type { AuditLog } from '../adapters/audit/audit-log.js';
 import type { Db } from '../adapters/db/index.js';
 import { sha256Hex } from './api-tokens.js';
 import type { Lockout } from './lockout.js';
-import { isoUtc } from './time.js';
+import { isoUtc } from '../domain/time.js';
 import { assertPasswordPolicy, type UserRow, type UserService } from './users.js';
 
 export const RESET_TTL_MS = 30 * 60_000;

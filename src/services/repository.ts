@@ -16,7 +16,7 @@ import type { CveScanner } from './pipeline/deps.js';
 import { AptIndexWriter } from './publishing/apt-index-writer.js';
 import { Publisher } from './publishing/publisher.js';
 import { RpmIndexWriter } from './publishing/rpm-index-writer.js';
-import { isoUtc } from './time.js';
+import { isoUtc } from '../domain/time.js';
 import { UploadService } from './upload.js';
 
 /** The package repository: files, signing keys, index publishing, the upload pipeline. */

@@ -6,7 +6,7 @@ import { DomainError } from '../domain/errors.js';
 import { passwordProblems } from '../domain/password-policy.js';
 import type { Role } from '../domain/roles.js';
 import { canonicalUsername } from '../domain/usernames.js';
-import { isoUtc, toApiTime } from './time.js';
+import { isoUtc, toApiTime } from '../domain/time.js';
 
 export type UserRow = UsersTable;
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { backends, bearer, startTestApp, TEST_PASSWORD, type TestApp } from '../helpers/app.js';
 import { startSmtpServer, type ReceivedMail, type TestSmtpServer } from '../helpers/smtp.js';
-import { isoUtc } from '../../src/services/time.js';
+import { isoUtc } from '../../src/domain/time.js';
 
 /** Self-service password reset end to end: the link travels through a real SMTP server. */
 

@@ -25,7 +25,6 @@ export {
   expireDecisions,
   slaWarnings,
   rescanTransition,
-  isoUtc,
   DECIDABLE_STATUSES,
   INDEXED_STATUSES,
   type DecideResult,

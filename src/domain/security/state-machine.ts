@@ -12,6 +12,7 @@
 import { INDEXED_STATUSES, type PackageStatus } from '../distributions.js';
 import { slaDeadline, type CvePolicy, type PolicyEvaluation } from './policy.js';
 import type { Severity } from './types.js';
+import { isoUtcSeconds } from '../time.js';
 
 export type { PackageStatus } from '../distributions.js';
 
@@ -86,10 +87,6 @@ export interface DecideSuccess {
 
 export type DecideResult = DecideSuccess | DecideError;
 
-/** ISO 8601 with an explicit UTC offset, seconds precision (`2026-11-21T10:00:00+00:00`). */
-export function isoUtc(d: Date): string {
-  return d.toISOString().replace(/\.\d{3}Z$/, '+00:00');
-}
 
 function fail(status: 409 | 422, code: DecideErrorCode, detail: string, loc: string[]): DecideError {
   return { ok: false, status, code, detail, loc };
@@ -170,7 +167,7 @@ export function decide(
   if (!cveIds) return fail(422, 'invalid_cve_ids', 'cve_ids must be a list of CVE ids', ['body', 'cve_ids']);
 
   const expiresAt =
-    expiryDays !== undefined && (action === 'accept_risk' || action === 'exception') ? isoUtc(new Date(now.getTime() + expiryDays * DAY_MS)) : null;
+    expiryDays !== undefined && (action === 'accept_risk' || action === 'exception') ? isoUtcSeconds(new Date(now.getTime() + expiryDays * DAY_MS)) : null;
   const effects: Record<DecisionAction, { status: PackageStatus; inIndex: boolean }> = {
     accept_risk: { status: 'accepted_risk', inIndex: true },
     exception: { status: 'exception', inIndex: true },
@@ -191,9 +188,9 @@ export function decide(
       expires_at: expiresAt,
       target_version: action === 'upgrade_required' ? targetVersion : null,
       cve_ids: cveIds,
-      decided_at: isoUtc(now),
+      decided_at: isoUtcSeconds(now),
     },
-    sla_deadline: deadline ? isoUtc(deadline) : null,
+    sla_deadline: deadline ? isoUtcSeconds(deadline) : null,
     audit_detail: `action=${action}; justification=${auditText}; expiry=${expiresAt ?? 'never'}`,
   };
 }

@@ -3,7 +3,7 @@ import { parseRole, type Role } from '../../domain/roles.js';
 import { TOKEN_PREFIX } from '../../services/api-tokens.js';
 import type { App } from '../types.js';
 import type { AppContext } from '../../services/context.js';
-import { toApiTime } from '../../services/time.js';
+import { toApiTime } from '../../domain/time.js';
 import { principalOf } from '../auth-hook.js';
 import { unprocessable } from '../errors.js';
 import { errorResponses, RoleName, RoleOut, Timestamp } from '../schemas.js';

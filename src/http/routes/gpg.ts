@@ -3,7 +3,7 @@ import type { KeyInfo } from '../../adapters/signing/signer.js';
 import { DISTRIBUTIONS } from '../../domain/distributions.js';
 import type { AppContext } from '../../services/context.js';
 import { bumpGeneration } from '../../services/packages/package-store.js';
-import { isoUtc } from '../../services/time.js';
+import { isoUtc } from '../../domain/time.js';
 import { principalOf } from '../auth-hook.js';
 import { errorResponses } from '../schemas.js';
 import type { App } from '../types.js';

@@ -21,7 +21,7 @@ import { parseCombinedLine } from '../../domain/downloads/access-log.js';
 import type { LogGlob } from '../../domain/downloads/log-glob.js';
 import { countsAsDownload, packageFilePath } from '../../domain/downloads/package-path.js';
 import { utcDay } from '../../domain/utc-days.js';
-import { isoUtc } from '../time.js';
+import { isoUtc } from '../../domain/time.js';
 import type { DownloadStore, FileDownloads } from './store.js';
 
 /** Progress is committed at least this often, so a huge first read is not lost to a restart. */

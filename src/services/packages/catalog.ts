@@ -3,7 +3,7 @@ import type { Db } from '../../adapters/db/index.js';
 import { compareDebianVersions } from '../../domain/deb/version.js';
 import { DISTRIBUTIONS, INDEXED_STATUSES } from '../../domain/distributions.js';
 import { compareEvr, parseEvr } from '../../domain/rpm/vercmp.js';
-import { toApiTime } from '../time.js';
+import { toApiTime } from '../../domain/time.js';
 import { normaliseRow, type PackageRow } from './package-store.js';
 
 /** One stored package version as the API shows it. */

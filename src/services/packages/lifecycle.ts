@@ -7,7 +7,7 @@ import { DomainError } from '../../domain/errors.js';
 import type { InspectedPackage } from '../../domain/package.js';
 import { handlerFor } from '../formats/index.js';
 import type { Publisher } from '../publishing/publisher.js';
-import { isoUtc } from '../time.js';
+import { isoUtc } from '../../domain/time.js';
 import type { PackageFileStore } from './file-store.js';
 import { bumpGeneration, countReferences, deletePackageRow, findPackage, normaliseRow, packageRows, type PackageRow } from './package-store.js';
 

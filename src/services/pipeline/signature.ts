@@ -4,7 +4,7 @@ import { isIndexed } from '../../domain/distributions.js';
 import type { PipelineStep, UploadState } from '../../domain/pipeline/types.js';
 import { handlerFor } from '../formats/index.js';
 import { findPackage, insertPackage, type PackageRow } from '../packages/package-store.js';
-import { isoUtc } from '../time.js';
+import { isoUtc } from '../../domain/time.js';
 import type { PipelineDeps } from './deps.js';
 
 /** The row an upload is stored as (published, held, or quarantined). */

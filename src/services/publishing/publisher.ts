@@ -5,7 +5,7 @@ import type { Metrics } from '../../adapters/metrics/metrics.js';
 import type { Signer } from '../../adapters/signing/signer.js';
 import { findDistribution, INDEXED_STATUSES, type PackageFormat } from '../../domain/distributions.js';
 import { DomainError } from '../../domain/errors.js';
-import { isoUtc } from '../time.js';
+import { isoUtc } from '../../domain/time.js';
 import type { IndexWriter } from './index-writer.js';
 
 interface Fingerprint {

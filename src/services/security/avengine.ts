@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import type { AntivirusScanner, AntivirusVersion } from '../../adapters/clamav/index.js';
 import type { Db } from '../../adapters/db/index.js';
 import { DomainError } from '../../domain/errors.js';
-import { isoUtc } from '../time.js';
+import { isoUtc } from '../../domain/time.js';
 
 const JOB_KEY = 'clamav_update';
 const UPDATE_TIMEOUT_MS = 10 * 60 * 1000;

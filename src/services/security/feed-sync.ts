@@ -20,7 +20,7 @@ import { readEpssCsv, newEpssStats } from '../../domain/security/feeds/epss.js';
 import { readKevCatalog } from '../../domain/security/feeds/kev.js';
 import { newOsvFeedStats, readOsvFeed } from '../../domain/security/feeds/osv-feed.js';
 import type { AdvisoryRow } from '../../domain/security/index.js';
-import { isoUtc } from '../time.js';
+import { isoUtc } from '../../domain/time.js';
 import type { FeedKind, VulnDatabase } from './vuln-db.js';
 
 /** One feed to synchronise. */

@@ -13,7 +13,8 @@ import type { Logger } from 'pino';
 import type { AuditLog } from '../../adapters/audit/audit-log.js';
 import type { Db } from '../../adapters/db/index.js';
 import { findDistribution, isIndexed } from '../../domain/distributions.js';
-import { isoUtc, rescanTransition, slaDeadline, type AdvisoryLookup, type EpssLookup, type KevLookup } from '../../domain/security/index.js';
+import { rescanTransition, slaDeadline, type AdvisoryLookup, type EpssLookup, type KevLookup } from '../../domain/security/index.js';
+import { isoUtcSeconds } from '../../domain/time.js';
 import { inspectedFromRow } from '../packages/lifecycle.js';
 import { normaliseRow, type PackageRow } from '../packages/package-store.js';
 import type { Actor } from './decisions.js';
@@ -209,7 +210,7 @@ export class SecurityRescan {
       ? (slaDeadline(worstHeldSeverity(findings), policy, now)?.toISOString() ?? null)
       : status === 'pending_review' || status === 'upgrade_required' ? row.sla_deadline : null;
     const reasons = [...withoutCveReasons(row.reasons), ...reasonsOf(findings), ...(reason ? [reason] : [])];
-    const sla = slaDeadlineValue ? isoUtc(new Date(slaDeadlineValue)) : null;
+    const sla = slaDeadlineValue ? isoUtcSeconds(new Date(slaDeadlineValue)) : null;
     const unchanged = status === row.status && findingsJson(findings) === row.findings && evaluation.cve_status === row.cve_status && sla === row.sla_deadline;
     return {
       row,

@@ -11,7 +11,6 @@ import {
   enrich,
   evaluatePolicy,
   slaDeadline,
-  isoUtc,
   matchPackage,
   type AdvisoryLookup,
   type CvePolicy,
@@ -28,6 +27,7 @@ import { worseSeverity } from '../../domain/security/types.js';
 import type { CveAssessment, CveScanner } from '../pipeline/deps.js';
 import type { SettingsSnapshot } from '../settings.js';
 import type { VulnDatabase } from './vuln-db.js';
+import { isoUtcSeconds } from '../../domain/time.js';
 
 /**
  * A finding as stored with a package: the domain finding, the action the policy gave it and, for
@@ -78,7 +78,7 @@ export function withSlaDeadlines(findings: readonly StoredFinding[], policy: Cve
   return findings.map((f) => {
     const held = f.action === 'review' || f.action === 'block';
     const deadline = held ? slaDeadline(f.severity, policy, from) : null;
-    return { ...f, sla_deadline: deadline ? isoUtc(deadline) : null };
+    return { ...f, sla_deadline: deadline ? isoUtcSeconds(deadline) : null };
   });
 }
 
@@ -121,7 +121,7 @@ export class BuiltinCveScanner implements CveScanner {
       counts: { ...evaluation.counts },
       findings: deadline ? withSlaDeadlines(findings, policy, now) : findings,
       reasons: reasonsOf(findings),
-      slaDeadline: deadline ? isoUtc(deadline) : null,
+      slaDeadline: deadline ? isoUtcSeconds(deadline) : null,
       message: summaryMessage(findings, evaluation),
     };
   }

@@ -6,7 +6,8 @@
  */
 import type { AuditLog } from '../../adapters/audit/audit-log.js';
 import type { Db } from '../../adapters/db/index.js';
-import { expireDecisions, isoUtc, slaDeadline, slaWarnings } from '../../domain/security/index.js';
+import { expireDecisions, slaDeadline, slaWarnings } from '../../domain/security/index.js';
+import { isoUtcSeconds } from '../../domain/time.js';
 import { normaliseRow } from '../packages/package-store.js';
 import type { SettingsSnapshot } from '../settings.js';
 import { parseStoredFindings } from './findings-store.js';
@@ -52,7 +53,7 @@ export async function runExpiry(deps: ScheduledDeps, now = new Date()): Promise<
     const findings = withSlaDeadlines(parseStoredFindings(row.findings).details, policy, now);
     const deadline = slaDeadline(worstHeldSeverity(findings), policy, now);
     const reasons = [...(JSON.parse(row.reasons) as string[]), `expiry: ${row.status} expired on ${expires_at}`];
-    const updated = await deps.transitions.apply(row, { status: 'pending_review', sla_deadline: deadline ? isoUtc(deadline) : null, findings, reasons });
+    const updated = await deps.transitions.apply(row, { status: 'pending_review', sla_deadline: deadline ? isoUtcSeconds(deadline) : null, findings, reasons });
     await deps.audit.record({
       action: 'SECURITY_DECISION',
       user: null,

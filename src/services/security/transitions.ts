@@ -14,7 +14,7 @@ import { DomainError } from '../../domain/errors.js';
 import type { PackageFileStore } from '../packages/file-store.js';
 import { bumpGeneration, countReferences, type PackageRow } from '../packages/package-store.js';
 import type { Publisher } from '../publishing/publisher.js';
-import { isoUtc } from '../time.js';
+import { isoUtc } from '../../domain/time.js';
 import { findingsJson, replaceFindingRows, writeFindingRows } from './findings-store.js';
 import type { StoredFinding } from './scanner.js';
 

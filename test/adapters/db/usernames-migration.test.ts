@@ -7,7 +7,7 @@ import * as m0001 from '../../../src/adapters/db/migrations/0001-foundation.js';
 import * as m0002 from '../../../src/adapters/db/migrations/0002-packages.js';
 import * as m0003 from '../../../src/adapters/db/migrations/0003-security.js';
 import * as m0004 from '../../../src/adapters/db/migrations/0004-downloads.js';
-import { isoUtc } from '../../../src/services/time.js';
+import { isoUtc } from '../../../src/domain/time.js';
 import { backends, freshPostgres } from '../../helpers/app.js';
 import { makeTempDir } from '../../helpers/tmp.js';
 

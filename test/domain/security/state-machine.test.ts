@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { DEFAULT_CVE_POLICY, evaluatePolicy, type CvePolicy } from '../../../src/domain/security/policy.js';
-import { decide, expireDecisions, isoUtc, rescanTransition, slaWarnings, type DecideResult, type DecideSuccess } from '../../../src/domain/security/state-machine.js';
+import { isoUtcSeconds } from '../../../src/domain/time.js';
+import { decide, expireDecisions, rescanTransition, slaWarnings, type DecideResult, type DecideSuccess } from '../../../src/domain/security/state-machine.js';
 import { finding } from '../../fixtures/security/finding.js';
 
 const now = new Date('2026-11-21T10:00:00.123Z');
@@ -129,7 +130,7 @@ describe('expiry and SLA jobs', () => {
   });
 
   it('formats timestamps with an explicit UTC offset', () => {
-    assert.equal(isoUtc(new Date('2026-11-21T10:00:00.999Z')), '2026-11-21T10:00:00+00:00');
+    assert.equal(isoUtcSeconds(new Date('2026-11-21T10:00:00.999Z')), '2026-11-21T10:00:00+00:00');
   });
 });
 
