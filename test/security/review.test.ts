@@ -93,6 +93,7 @@ for (const backend of backends()) {
         smtp_tls: 'none',
         smtp_from: 'tollgate@example.test',
         notify_emails: ['security@example.test'],
+        app_url: 'https://tollgate.example.test',
       });
       const sync = await post('/import/sync-security');
       assert.equal(sync.statusCode, 200, sync.body);
@@ -143,7 +144,10 @@ for (const backend of backends()) {
       assert.deepEqual(pending.map((e) => e.data.name).sort(), ['critpkg', 'highpkg', 'kevpkg', 'libfoo1', 'twoarch', 'twoarch']);
       assert.deepEqual(pending.find((e) => e.data.name === 'critpkg')!.data.cve_ids, ['CVE-2024-1001']);
       verifySignature(hook);
-      assert.ok(smtp.messages.some((m) => m.subject?.includes('critpkg 1.0-1') && m.subject.includes('waiting for a security review') && m.to.includes('security@example.test')));
+      const critMail = smtp.messages.find((m) => m.subject?.includes('critpkg 1.0-1') && m.subject.includes('waiting for a security review') && m.to.includes('security@example.test'));
+      assert.ok(critMail);
+      // Links follow the runtime app_url setting, not the APP_URL the process started with.
+      assert.match(critMail.raw, /Review queue: https:\/\/tollgate\.example\.test\/security\/review-queue/);
     });
 
     it('lists vulnerabilities, posture, packages by status and severity, and one version\'s CVEs', async () => {

@@ -46,10 +46,12 @@ export function createSecurity(ctx: Pick<AppContext, 'db' | 'settings' | 'metric
   const scanner = new BuiltinCveScanner(vulnDb, settings, metrics);
   const transitions = new PackageTransitions({ db, files: repo.files, publisher: repo.publisher, log });
   const decisions = new SecurityDecisions(db, settings, transitions, audit, notifier);
-  const rescans = new SecurityRescan({ db, scanner, vulnDb, transitions, audit, notifier, appUrl: config.appUrl, log });
+  // Links in notifications follow the runtime `app_url` setting, else APP_URL.
+  const appUrl = async () => (await settings.get('app_url')) ?? config.appUrl;
+  const rescans = new SecurityRescan({ db, scanner, vulnDb, transitions, audit, notifier, appUrl, log });
   const queries = new SecurityQueries(db, vulnDb);
   const avengine = new AvEngine(db, repo.antivirus, config.clamavUpdateCommand);
-  const scheduled: ScheduledDeps = { db, settings, transitions, audit, notifier, appUrl: config.appUrl };
+  const scheduled: ScheduledDeps = { db, settings, transitions, audit, notifier, appUrl };
 
   repo.cve.scanner = scanner;
 
@@ -59,7 +61,7 @@ export function createSecurity(ctx: Pick<AppContext, 'db' | 'settings' | 'metric
     if (!row) return;
     const { details } = parseStoredFindings(row.findings);
     if (details.length > 0) await writeFindingRows(db, row.id, details);
-    if (row.status === 'pending_review') notifyPendingReview(notifier, row, 'upload', config.appUrl);
+    if (row.status === 'pending_review') notifyPendingReview(notifier, row, 'upload', await appUrl());
   });
 
   ctx.health.register('grype', async () => {

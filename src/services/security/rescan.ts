@@ -82,7 +82,8 @@ export interface RescanDeps {
   transitions: PackageTransitions;
   audit: AuditLog;
   notifier: SecurityNotifier;
-  appUrl: string;
+  /** The public base URL for links (the `app_url` setting, else APP_URL). */
+  appUrl: () => Promise<string>;
   log: Logger;
 }
 
@@ -143,6 +144,7 @@ export class SecurityRescan {
           if (plan?.change) plans.push(plan);
         }
         const results = await this.deps.transitions.applyMany(plans.map((p) => ({ row: p.row, change: p.change! })), batch);
+        const appUrl = await this.deps.appUrl();
         results.forEach((result, k) => {
           const plan = plans[k]!;
           if (result instanceof Error) {
@@ -153,7 +155,7 @@ export class SecurityRescan {
           }
           changed++;
           if (result.status !== plan.row.status) statusChanges++;
-          if (plan.entersReview) notifyPendingReview(this.deps.notifier, result, 'rescan', this.deps.appUrl);
+          if (plan.entersReview) notifyPendingReview(this.deps.notifier, result, 'rescan', appUrl);
         });
       }
     } finally {
@@ -172,7 +174,7 @@ export class SecurityRescan {
     if (!plan) return null;
     if (!plan.change) return plan.outcome;
     const updated = await this.deps.transitions.apply(row, plan.change);
-    if (plan.entersReview) notifyPendingReview(this.deps.notifier, updated, 'rescan', this.deps.appUrl);
+    if (plan.entersReview) notifyPendingReview(this.deps.notifier, updated, 'rescan', await this.deps.appUrl());
     return { ...plan.outcome, status: updated.status };
   }
 

@@ -21,7 +21,8 @@ export interface ScheduledDeps {
   transitions: PackageTransitions;
   audit: AuditLog;
   notifier: SecurityNotifier;
-  appUrl: string;
+  /** The public base URL for links (the `app_url` setting, else APP_URL). */
+  appUrl: () => Promise<string>;
 }
 
 /** One expired package. */
@@ -64,7 +65,7 @@ export async function runExpiry(deps: ScheduledDeps, now = new Date()): Promise<
       ip: null,
     });
     notifyRiskExpired(deps.notifier, updated, { status: row.status, expires_at });
-    notifyPendingReview(deps.notifier, updated, 'expiry', deps.appUrl);
+    notifyPendingReview(deps.notifier, updated, 'expiry', await deps.appUrl());
     out.push({ name: row.name, version: row.version, arch: row.arch, distribution: row.distribution, previous_status: row.status, expires_at });
   }
   return out;
