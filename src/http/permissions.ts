@@ -92,6 +92,11 @@ export const ROUTE_ACCESS: Readonly<Record<string, Access>> = {
   'GET /dashboard/history': 'any',
   'GET /dashboard/summary': 'any',
   'GET /downloads/stats': 'any',
+  // SBOM (DECISIONS §2: export and per-package SBOM auditor+, preview any role; §10 Enterprise)
+  'GET /sbom/export': AUDITORS,
+  'GET /sbom/sarif': AUDITORS,
+  'GET /sbom/:name/:version': AUDITORS,
+  'GET /sbom/preview': 'any',
   // health and metrics
   'GET /health/live': 'public',
   'GET /health/ready': 'public',

@@ -9,6 +9,7 @@ import * as m0002 from './migrations/0002-packages.js';
 import * as m0003 from './migrations/0003-security.js';
 import * as m0004 from './migrations/0004-downloads.js';
 import * as m0005 from './migrations/0005-usernames.js';
+import * as m0006 from './migrations/0006-sbom.js';
 
 export type Db = Kysely<Database>;
 export type DbDialect = 'sqlite' | 'postgres';
@@ -26,6 +27,7 @@ const migrations: Record<string, Migration> = {
   '0003-security': m0003,
   '0004-downloads': m0004,
   '0005-usernames': m0005,
+  '0006-sbom': m0006,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -238,6 +238,14 @@ export interface AccessLogFilesTable {
   updated_at: string;
 }
 
+/** Embedded components of one stored file (migration 0006); `data` = PackageInventory JSON. */
+export interface SbomInventoryTable {
+  sha256: string;
+  scanner: number;
+  data: string;
+  created_at: string;
+}
+
 export interface Database {
   users: UsersTable;
   login_failures: LoginFailuresTable;
@@ -260,4 +268,5 @@ export interface Database {
   download_totals: DownloadTotalsTable;
   download_rollups: DownloadRollupsTable;
   access_log_files: AccessLogFilesTable;
+  sbom_inventory: SbomInventoryTable;
 }

@@ -11,6 +11,7 @@ import { gpgRoutes } from './gpg.js';
 import { healthRoutes } from './health.js';
 import { securityRoutes } from './security.js';
 import { securityAdminRoutes } from './security-admin.js';
+import { sbomRoutes } from './sbom.js';
 import { settingsRoutes } from './settings.js';
 import { settingsActionRoutes } from './settings-actions.js';
 import { uploadRoutes } from './upload.js';
@@ -33,4 +34,5 @@ export async function apiRoutes(app: App, ctx: AppContext): Promise<void> {
   await securityAdminRoutes(app, ctx);
   await dashboardRoutes(app, ctx);
   await downloadRoutes(app, ctx);
+  await sbomRoutes(app, ctx);
 }

@@ -9,26 +9,9 @@ import { parsePackageLock } from '../../../src/domain/sbom/inner/npm.js';
 import { debCopyrightLicense, looksLikeSpdxExpression, spdxLicense } from '../../../src/domain/sbom/license.js';
 import type { SbomVulnerability } from '../../../src/domain/sbom/model.js';
 import { debPurl, purl, rpmPurl, vendorOf } from '../../../src/domain/sbom/purl.js';
+import { goBuildInfoBlob } from '../../helpers/go-buildinfo.js';
 
 const dist = (codename: string) => findDistribution(codename)!;
-
-/** A Go 1.18+ build info blob as the linker writes it (inline strings, 16-byte sentinels). */
-export function goBuildInfoBlob(goVersion: string, lines: string[]): Buffer {
-  const varint = (n: number) => {
-    const out: number[] = [];
-    while (n >= 0x80) { out.push((n & 0x7f) | 0x80); n >>>= 7; }
-    out.push(n);
-    return Buffer.from(out);
-  };
-  const sentinel = Buffer.alloc(16, 0x30);
-  const info = Buffer.concat([sentinel, Buffer.from(`${lines.join('\n')}\n`), sentinel]);
-  info[info.length - 17] = 0x0a;
-  const header = Buffer.alloc(32);
-  Buffer.from('\xff Go buildinf:', 'latin1').copy(header);
-  header[14] = 8;
-  header[15] = 2;
-  return Buffer.concat([header, varint(goVersion.length), Buffer.from(goVersion), varint(info.length), info]);
-}
 
 describe('purls', () => {
   it('keeps a Debian epoch in the version, encodes + and sorts qualifiers', () => {

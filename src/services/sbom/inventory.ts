@@ -1,0 +1,50 @@
+/**
+ * Inventories are computed lazily — on the first SBOM that includes a file — and cached by
+ * SHA-256 in `sbom_inventory`, rather than at upload: the upload pipeline stays as it is (and
+ * as fast), files uploaded before this feature are covered, and a cataloguer improvement only
+ * needs `SCANNER_VERSION` bumped to recompute. The cost lands on the first export instead.
+ */
+import type { Db } from '../../adapters/db/index.js';
+import type { PackageInventory } from '../../domain/sbom/model.js';
+import type { PackageFileStore } from '../packages/file-store.js';
+import { isoUtc } from '../../domain/time.js';
+import { catalogue } from './payload.js';
+
+export const SCANNER_VERSION = 1;
+
+interface InventoryRow {
+  format: string;
+  name: string;
+  sha256: string;
+  metadata: string;
+}
+
+export class InventoryStore {
+  constructor(private readonly db: Db, private readonly files: PackageFileStore) {}
+
+  /** The inventories of these rows' files, computing (and caching) the missing ones. */
+  async forRows(rows: readonly InventoryRow[]): Promise<Map<string, PackageInventory>> {
+    const out = new Map<string, PackageInventory>();
+    const shas = [...new Set(rows.map((r) => r.sha256))];
+    if (shas.length === 0) return out;
+    const cached = await this.db.selectFrom('sbom_inventory').select(['sha256', 'data']).where('sha256', 'in', shas).where('scanner', '=', SCANNER_VERSION).execute();
+    for (const row of cached) out.set(row.sha256, JSON.parse(row.data) as PackageInventory);
+    for (const row of rows) {
+      if (out.has(row.sha256)) continue;
+      out.set(row.sha256, await this.compute(row));
+    }
+    return out;
+  }
+
+  private async compute(row: InventoryRow): Promise<PackageInventory> {
+    // A file missing from the store (rows restored without their files) is reported, not cached.
+    if (!(await this.files.has(row.sha256))) return { components: [], copyrightLicense: null, error: 'package file not in the store' };
+    const inventory = await catalogue(this.files.storedPath(row.sha256), { format: row.format, name: row.name, metadata: JSON.parse(row.metadata) as Record<string, unknown> });
+    await this.db
+      .insertInto('sbom_inventory')
+      .values({ sha256: row.sha256, scanner: SCANNER_VERSION, data: JSON.stringify(inventory), created_at: new Date().toISOString().replace('Z', '+00:00') })
+      .onConflict((oc) => oc.column('sha256').doUpdateSet({ scanner: SCANNER_VERSION, data: JSON.stringify(inventory) }))
+      .execute();
+    return inventory;
+  }
+}
