@@ -14,8 +14,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('data', 'text', (c) => c.notNull())
     .addColumn('created_at', 'text', (c) => c.notNull())
     .execute();
+  // The export pages through a distribution by id (keyset): without this index each page re-reads
+  // and sorts the whole distribution, which made a 50,000-package export quadratic.
+  await db.schema.createIndex('packages_dist_id').on('packages').columns(['distribution', 'id']).execute();
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
+  await db.schema.dropIndex('packages_dist_id').execute();
   await db.schema.dropTable('sbom_inventory').execute();
 }
