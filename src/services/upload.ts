@@ -6,15 +6,15 @@ import { findDistribution } from '../domain/distributions.js';
 import { DomainError } from '../domain/errors.js';
 import { pipelineSummary, runPipeline } from '../domain/pipeline/runner.js';
 import { noFindings, type PipelineObserver, type StepResult, type UploadState } from '../domain/pipeline/types.js';
-import { handlerFor } from './formats/index.js';
-import { insertPackage, packageById, type PackageRow } from './packages/package-store.js';
+import { admitPackage } from './packages/admission.js';
+import { packageById, type PackageRow } from './packages/package-store.js';
 import { antivirusStep } from './pipeline/antivirus.js';
 import { cveStep } from './pipeline/cve.js';
 import { dependenciesStep } from './pipeline/dependencies.js';
 import type { PipelineDeps } from './pipeline/deps.js';
 import { formatStep } from './pipeline/format.js';
 import { provenanceStep } from './pipeline/provenance.js';
-import { packageRow, signatureStep } from './pipeline/signature.js';
+import { signatureStep } from './pipeline/signature.js';
 
 export interface UploadInput {
   distribution: string;
@@ -109,17 +109,23 @@ export class UploadService {
       reasons: [],
       slaDeadline: null,
       duplicateOf: null,
+      storedPackageId: null,
       rejection: null,
     };
     try {
       const steps = [formatStep, provenanceStep(deps), antivirusStep(deps), cveStep(deps), signature, dependenciesStep(deps)];
       const run = await runPipeline(steps, state, observer);
+      // A detected or blocked package keeps its file in quarantine and its row for review.
+      if (state.outcome === 'quarantined' && !state.storedPackageId) {
+        const admission = await admitPackage(deps, state, 'quarantined', input.user);
+        if (admission.kind === 'duplicate') state.duplicateOf = admission.id;
+        else state.storedPackageId = admission.id;
+      }
       if (state.duplicateOf) {
         const row = await packageById(this.deps.db, state.duplicateOf);
         return { httpStatus: 200, body: storedResult(row!) };
       }
-      let storedId = signature.storedId(state);
-      if (state.outcome === 'quarantined' && !storedId) storedId = await this.storeQuarantined(state, input.user);
+      const storedId = state.storedPackageId;
       if (storedId) {
         await this.deps.db.updateTable('packages').set({ pipeline: JSON.stringify(run.steps), reasons: JSON.stringify(state.reasons) }).where('id', '=', storedId).execute();
       }
@@ -135,19 +141,6 @@ export class UploadService {
       // Whatever was not moved into the store or quarantine is not kept.
       await rm(input.file.path, { force: true });
     }
-  }
-
-  /** A detected or blocked package keeps its file in quarantine and its row for review. */
-  private async storeQuarantined(state: UploadState, user: string | null): Promise<string> {
-    const pkg = state.pkg!;
-    const handler = handlerFor(pkg.format);
-    await this.deps.files.quarantineTemp(state.path, state.file.sha256);
-    const poolPath = handler.poolPath(pkg, state.distribution);
-    const indexEntry = handler.indexEntry(pkg, state.file, poolPath, Math.floor(Date.now() / 1000));
-    // Quarantine is permanent: no review deadline runs for it.
-    const row: PackageRow = { ...packageRow(state, 'quarantined', user, poolPath, indexEntry), sla_deadline: null };
-    await this.deps.db.transaction().execute((trx) => insertPackage(trx, row, []));
-    return row.id;
   }
 
   private answer(state: UploadState, steps: StepResult[]): UploadResult {

@@ -62,10 +62,10 @@ for (const backend of backends()) {
     });
 
     it('registers the security and retention jobs; the Community edition runs only expiry and the findings index', async () => {
-      assert.deepEqual(app.ctx.jobs.active().map((j) => j.name).sort(), ['audit_retention', 'security_expiry', 'security_findings_index', 'security_sla_warnings', 'security_sync']);
+      assert.deepEqual(app.ctx.jobs.active().map((j) => j.name).sort(), ['audit_retention', 'security_expiry', 'security_sla_warnings', 'security_sync']);
       const community = new JobScheduler(app.ctx.db, app.ctx.settings, log, 'community');
       for (const j of app.ctx.jobs.active()) community.register(j);
-      assert.deepEqual(community.active().map((j) => j.name).sort(), ['security_expiry', 'security_findings_index']);
+      assert.deepEqual(community.active().map((j) => j.name).sort(), ['security_expiry']);
       await app.ctx.jobs.runNow('security_sync');
       const row = await app.ctx.db.selectFrom('job_runs').selectAll().where('job', '=', 'security_sync').executeTakeFirstOrThrow();
       assert.equal(row.last_result, 'no feeds configured');

@@ -1,5 +1,6 @@
 import type { Distribution } from '../distributions.js';
 import type { FileFacts, InspectedPackage } from '../package.js';
+import type { StoredFinding } from '../security/policy.js';
 
 /** The validation steps in their order (DECISIONS §4). */
 export const STEP_NAMES = ['format', 'provenance', 'antivirus', 'cve', 'signature', 'dependencies'] as const;
@@ -43,11 +44,13 @@ export interface UploadState {
   outcome: UploadOutcome | null;
   cveStatus: string;
   findings: FindingCounts;
-  findingDetails: unknown[];
+  findingDetails: StoredFinding[];
   reasons: string[];
   slaDeadline: string | null;
   /** Set when the identical file is already stored: the upload answers the stored result (200). */
   duplicateOf: string | null;
+  /** The package row this upload stored (published, held or quarantined), once it is stored. */
+  storedPackageId: string | null;
   /** Why the upload was rejected: the error `code` and human `detail` of its 422 answer. */
   rejection: { code: string; detail: string } | null;
 }

@@ -16,6 +16,7 @@ export {
   worstSeverity,
   type CvePolicy,
   type PolicyAction,
+  type StoredFinding,
   type PolicyEvaluation,
   type CveStatus,
 } from './policy.js';

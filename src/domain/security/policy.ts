@@ -10,6 +10,9 @@ import { worseSeverity, type Finding, type Severity } from './types.js';
 /** Policy action, weakest to strongest: allow < warn < review < block. */
 export type PolicyAction = 'block' | 'review' | 'warn' | 'allow';
 
+/** A finding as a package keeps it: with what the policy made of it and, when held, its review deadline. */
+export type StoredFinding = Finding & { action: PolicyAction; sla_deadline?: string | null };
+
 /** Severities a policy configures (negligible is always `allow`). */
 export type PolicySeverity = Exclude<Severity, 'negligible'>;
 export const POLICY_SEVERITIES: readonly PolicySeverity[] = ['critical', 'high', 'medium', 'low'];

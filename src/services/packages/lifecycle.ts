@@ -170,6 +170,17 @@ export class PackageLifecycle {
             .where('package_id', '=', row.id),
         )
         .execute();
+      // The copy keeps the findings it was admitted with (it is not re-scanned).
+      await trx
+        .insertInto('package_findings')
+        .columns(['package_id', 'cve_id', 'severity', 'severity_rank', 'cvss_score', 'epss', 'in_kev', 'fix_state', 'data'])
+        .expression((eb) =>
+          eb
+            .selectFrom('package_findings')
+            .select([eb.val(copy.id).as('package_id'), 'cve_id', 'severity', 'severity_rank', 'cvss_score', 'epss', 'in_kev', 'fix_state', 'data'])
+            .where('package_id', '=', row.id),
+        )
+        .execute();
     });
     return { ...base, result: 'copied' };
   }

@@ -2,7 +2,9 @@ import type { Transaction } from 'kysely';
 import type { Db } from '../../adapters/db/index.js';
 import type { Database, PackagesTable } from '../../adapters/db/schema.js';
 import { INDEXED_STATUSES, isIndexed } from '../../domain/distributions.js';
+import type { StoredFinding } from '../../domain/security/index.js';
 import type { ProvideRow, ProvidesLookup } from '../formats/types.js';
+import { writeFindingRows } from '../security/findings-store.js';
 
 export type PackageRow = PackagesTable;
 type Executor = Db | Transaction<Database>;
@@ -58,11 +60,12 @@ export async function bumpGeneration(db: Executor, codename: string): Promise<nu
 }
 
 /**
- * Inserts a package row (and what it provides). A package entering the index takes the new
- * generation as its `seq`, so the index lists it after every package published before it and
- * the publisher can append it instead of rewriting the index.
+ * Inserts a package row with what it provides and its findings (give it a transaction: the
+ * listings then never see a package without its finding rows). A package entering the index
+ * takes the new generation as its `seq`, so the index lists it after every package published
+ * before it and the publisher can append it instead of rewriting the index.
  */
-export async function insertPackage(db: Executor, row: PackageRow, provides: ProvideRow[]): Promise<void> {
+export async function insertPackage(db: Executor, row: PackageRow, provides: ProvideRow[], findings: readonly StoredFinding[] = []): Promise<void> {
   if (isIndexed(row.status)) row.seq = await bumpGeneration(db, row.distribution);
   await db.insertInto('packages').values(row).execute();
   if (provides.length) {
@@ -71,6 +74,21 @@ export async function insertPackage(db: Executor, row: PackageRow, provides: Pro
       .values(provides.map((p) => ({ package_id: row.id, distribution: row.distribution, kind: p.kind, name: p.name, version: p.version, flags: p.flags })))
       .execute();
   }
+  if (findings.length) await writeFindingRows(db, row.id, findings);
+}
+
+/**
+ * Another indexed package at this pool path with other bytes: one pool path holds one file, and
+ * only indexed packages occupy the pool (held and quarantined ones keep their file elsewhere).
+ */
+export async function findPoolConflict(db: Executor, poolPath: string, sha256: string): Promise<{ sha256: string; distribution: string } | undefined> {
+  return db
+    .selectFrom('packages')
+    .select(['sha256', 'distribution'])
+    .where('pool_path', '=', poolPath)
+    .where('sha256', '!=', sha256)
+    .where('status', 'in', INDEXED_STATUSES)
+    .executeTakeFirst();
 }
 
 export async function deletePackageRow(db: Executor, row: PackageRow): Promise<void> {

@@ -4,6 +4,7 @@ import type { Db } from '../../adapters/db/index.js';
 import type { InspectedPackage } from '../../domain/package.js';
 import type { Distribution } from '../../domain/distributions.js';
 import type { FindingCounts } from '../../domain/pipeline/types.js';
+import type { StoredFinding } from '../../domain/security/policy.js';
 import type { PackageFileStore } from '../packages/file-store.js';
 import type { Publisher } from '../publishing/publisher.js';
 
@@ -12,7 +13,7 @@ export interface CveAssessment {
   outcome: 'published' | 'pending_review' | 'quarantined';
   cveStatus: string;
   counts: FindingCounts;
-  findings: unknown[];
+  findings: StoredFinding[];
   reasons: string[];
   slaDeadline: string | null;
   message: string;

@@ -8,7 +8,7 @@ import type { Db } from '../../adapters/db/index.js';
 import type { Database } from '../../adapters/db/schema.js';
 import { severityRank, type Severity } from '../../domain/security/index.js';
 import type { FindingCounts } from '../../domain/pipeline/types.js';
-import type { StoredFinding } from './scanner.js';
+import type { StoredFinding } from '../../domain/security/index.js';
 
 type Executor = Db | Transaction<Database>;
 
@@ -82,20 +82,3 @@ function findingRowValues(packageId: string, findings: readonly StoredFinding[])
   return values;
 }
 
-/**
- * Index packages whose JSON lists findings but that have no finding rows (stored by a path that
- * did not go through the upload hook, or before this table existed). Returns how many.
- */
-export async function indexMissingFindings(db: Db): Promise<number> {
-  const rows = await db
-    .selectFrom('packages as p')
-    .select(['p.id', 'p.findings'])
-    .where('p.findings', 'like', '%"details":[{%')
-    .where(({ not, exists, selectFrom }) => not(exists(selectFrom('package_findings as f').select('f.package_id').whereRef('f.package_id', '=', 'p.id'))))
-    .execute();
-  for (const row of rows) {
-    const { details } = parseStoredFindings(row.findings);
-    if (details.length > 0) await writeFindingRows(db, row.id, details.map((f) => ({ ...f, action: f.action ?? 'allow' })));
-  }
-  return rows.length;
-}

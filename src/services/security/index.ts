@@ -11,7 +11,6 @@ import { packageById } from '../packages/package-store.js';
 import { AvEngine } from './avengine.js';
 import { SecurityDecisions } from './decisions.js';
 import { configuredFeeds, FeedSync, type SyncReport } from './feed-sync.js';
-import { indexMissingFindings, parseStoredFindings, writeFindingRows } from './findings-store.js';
 import { notifyPendingReview } from './notices.js';
 import { SecurityQueries } from './queries.js';
 import { SecurityRescan } from './rescan.js';
@@ -55,12 +54,10 @@ export function createSecurity(ctx: Pick<AppContext, 'db' | 'settings' | 'metric
 
   repo.cve.scanner = scanner;
 
-  // After an upload: index its findings for the listings; a package held for review is announced.
+  // After an upload (its findings were stored with its row): a package held for review is announced.
   repo.uploads.onStored(async ({ packageId }) => {
     const row = await packageById(db, packageId);
     if (!row) return;
-    const { details } = parseStoredFindings(row.findings);
-    if (details.length > 0) await writeFindingRows(db, row.id, details);
     if (row.status === 'pending_review') notifyPendingReview(notifier, row, 'upload', await appUrl());
   });
 
@@ -87,14 +84,6 @@ export function createSecurity(ctx: Pick<AppContext, 'db' | 'settings' | 'metric
 
 /** The security jobs (DECISIONS §5): expiry at start-up and daily (every edition), SLA warnings and feed sync daily (Enterprise). */
 export function registerSecurityJobs(scheduler: JobScheduler, security: SecurityService, db: AppContext['db']): void {
-  // Packages stored by other paths (imports) or before package_findings existed get their rows.
-  scheduler.register({
-    name: 'security_findings_index',
-    timeSetting: 'schedule_sla_check',
-    enterpriseOnly: false,
-    runAtStart: true,
-    run: async () => `${await indexMissingFindings(db)} package(s) indexed`,
-  });
   scheduler.register({
     name: 'security_expiry',
     timeSetting: 'schedule_sla_check',

@@ -9,7 +9,7 @@ import { normaliseRow, type PackageRow } from '../packages/package-store.js';
 import { decisionOf, type DecisionView } from './decisions.js';
 import { parseStoredFindings } from './findings-store.js';
 import { locatePackages, type PackageSelector } from './locate.js';
-import type { StoredFinding } from './scanner.js';
+import type { StoredFinding } from '../../domain/security/index.js';
 import type { VulnDatabase, VulnDbStatus } from './vuln-db.js';
 
 const DAY_MS = 86_400_000;

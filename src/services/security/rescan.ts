@@ -22,7 +22,8 @@ import { decisionOf } from './decisions.js';
 import { findingsJson, parseStoredFindings } from './findings-store.js';
 import { locatePackages, type PackageSelector } from './locate.js';
 import { notifyPendingReview, type SecurityNotifier } from './notices.js';
-import { packageRefOf, reasonsOf, withSlaDeadlines, worstHeldSeverity, type BuiltinCveScanner, type StoredFinding } from './scanner.js';
+import type { StoredFinding } from '../../domain/security/index.js';
+import { packageRefOf, reasonsOf, withSlaDeadlines, worstHeldSeverity, type BuiltinCveScanner } from './scanner.js';
 import { PackageTransitions, type StatusChange } from './transitions.js';
 import type { VulnDatabase } from './vuln-db.js';
 

@@ -16,9 +16,8 @@ import {
   type CvePolicy,
   type EpssLookup,
   type KevLookup,
-  type Finding,
   type PackageRef,
-  type PolicyAction,
+  type StoredFinding,
   type PolicyEvaluation,
   type Severity,
 } from '../../domain/security/index.js';
@@ -33,7 +32,7 @@ import { isoUtcSeconds } from '../../domain/time.js';
  * A finding as stored with a package: the domain finding, the action the policy gave it and, for
  * findings that hold the package (review/block), the review deadline its severity's SLA sets.
  */
-export type StoredFinding = Finding & { action: PolicyAction; sla_deadline?: string | null };
+
 
 /** Result of one scan. */
 export interface ScanResult {

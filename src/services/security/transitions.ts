@@ -12,11 +12,11 @@ import type { Database } from '../../adapters/db/schema.js';
 import { INDEXED_STATUSES, isIndexed } from '../../domain/distributions.js';
 import { DomainError } from '../../domain/errors.js';
 import type { PackageFileStore } from '../packages/file-store.js';
-import { bumpGeneration, countReferences, type PackageRow } from '../packages/package-store.js';
+import { bumpGeneration, countReferences, findPoolConflict, type PackageRow } from '../packages/package-store.js';
 import type { Publisher } from '../publishing/publisher.js';
 import { isoUtc } from '../../domain/time.js';
 import { findingsJson, replaceFindingRows, writeFindingRows } from './findings-store.js';
-import type { StoredFinding } from './scanner.js';
+import type { StoredFinding } from '../../domain/security/index.js';
 
 /** What changes with the status (fields left undefined are kept). */
 export interface StatusChange {
@@ -105,7 +105,7 @@ export class PackageTransitions {
   private async prepare(row: PackageRow, change: StatusChange): Promise<void> {
     const { db, files } = this.deps;
     if (!isIndexed(change.status) || isIndexed(row.status)) return;
-    const other = await db.selectFrom('packages').select(['sha256', 'distribution']).where('pool_path', '=', row.pool_path).where('sha256', '!=', row.sha256).where('status', 'in', [...INDEXED_STATUSES]).executeTakeFirst();
+    const other = await findPoolConflict(db, row.pool_path, row.sha256);
     if (other) {
       throw new DomainError('conflict', 'pool_conflict', `${row.pool_path} already holds different content (published in ${other.distribution})`, {
         existing_sha256: other.sha256,
