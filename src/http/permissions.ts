@@ -2,7 +2,7 @@ import type { Role } from '../domain/roles.js';
 
 /**
  * Who may call what: the one table (DECISIONS §2). Route registration reads it, so a route
- * without an entry cannot be registered (src/http/route.ts throws at start-up).
+ * without an entry cannot be registered (src/http/route-guard.ts throws at start-up).
  *  - 'public': no authentication.
  *  - 'any': any authenticated, active user.
  *  - 'decider': admin, or maintainer too when the setting `decide_min_role` is `maintainer`.
@@ -113,6 +113,3 @@ export const ROUTE_ACCESS: Readonly<Record<string, Access>> = {
   'GET /docs/static/swagger-initializer.js': 'public',
   'GET /docs/static/*': 'public',
 };
-
-/** Route groups used by later capabilities, kept here so the table stays the single source. */
-export const ROLE_GROUPS = { UPLOADERS, AUDITORS, MAINTAINERS, ADMIN } as const;
