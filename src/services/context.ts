@@ -26,6 +26,7 @@ import { registerRetentionJob } from './retention.js';
 import { createSecurity, registerSecurityJobs, type SecurityService } from './security/index.js';
 import { DashboardService } from './dashboard.js';
 import { DownloadsService } from './downloads/index.js';
+import { ImportService, registerImportJobs } from './imports/index.js';
 
 /** Everything a request handler or job may use, built once at start-up. */
 export interface AppContext {
@@ -58,6 +59,8 @@ export interface AppContext {
   dashboard: DashboardService;
   /** Download counting (built-in server and proxy logs) and statistics (issue 8). */
   downloads: DownloadsService;
+  /** Import from upstream repositories: sources, catalog sync (issue 9). */
+  imports: ImportService;
   /** Run in reverse order at shutdown. */
   closers: Array<() => Promise<void>>;
 }
@@ -94,11 +97,13 @@ export async function createContext(config: Config, log: Logger): Promise<AppCon
   const jobs = new JobScheduler(db, settings, log, config.edition);
   registerSecurityJobs(jobs, security, db);
   registerRetentionJob(jobs, { db, audit, settings });
+  const imports = new ImportService({ db, audit, log, dataDir: config.dataDir, settings, jobs, edition: config.edition });
+  registerImportJobs(jobs, imports);
   const dashboard = new DashboardService(db);
   const downloads = new DownloadsService({ db, dialect, log, accessLogPath: config.accessLogPath });
   const ctx: AppContext = {
     config, log, db, dialect, box, audit, settings, users, tokens, auth, accounts, passwordResets,
-    metrics, health, mail, notifier, checks, repo, security, jobs, dashboard, downloads,
+    metrics, health, mail, notifier, checks, repo, security, jobs, dashboard, downloads, imports,
     // Deliveries still under way get a bounded wait before the database closes.
     closers: [close, () => notifier.idle(10_000)],
   };

@@ -25,15 +25,8 @@ const EXPECTED_MISSING = new Set([
   'GET /import/resolve/:package_name',
   'POST /import/fetch',
   'POST /import/batch',
-  'GET /import/sync-status',
-  'POST /import/sync',
-  'POST /import/sync/:source_id',
-  'GET /import/sync-schedule',
   'GET /import/groups',
   'DELETE /import/groups/:group_name',
-  'GET /import/sources',
-  'POST /import/sources',
-  'POST /import/sources/:id/sync',
   'POST /import/packages',
 ]);
 

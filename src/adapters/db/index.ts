@@ -10,6 +10,7 @@ import * as m0003 from './migrations/0003-security.js';
 import * as m0004 from './migrations/0004-downloads.js';
 import * as m0005 from './migrations/0005-usernames.js';
 import * as m0006 from './migrations/0006-sbom.js';
+import * as m0007 from './migrations/0007-imports.js';
 
 export type Db = Kysely<Database>;
 export type DbDialect = 'sqlite' | 'postgres';
@@ -28,6 +29,7 @@ const migrations: Record<string, Migration> = {
   '0004-downloads': m0004,
   '0005-usernames': m0005,
   '0006-sbom': m0006,
+  '0007-imports': m0007,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

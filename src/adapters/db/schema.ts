@@ -2,6 +2,8 @@
  * Table row types. Both dialects store timestamps as ISO-8601 text, booleans as 0/1 integers
  * and structured values as JSON text, so one query code serves SQLite and PostgreSQL.
  */
+import type { ImportTables } from './import-schema.js';
+
 export interface UsersTable {
   id: string;
   username: string;
@@ -246,7 +248,7 @@ export interface SbomInventoryTable {
   created_at: string;
 }
 
-export interface Database {
+export interface Database extends ImportTables {
   users: UsersTable;
   login_failures: LoginFailuresTable;
   api_tokens: ApiTokensTable;

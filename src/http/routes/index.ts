@@ -9,6 +9,7 @@ import { distributionRoutes } from './distributions.js';
 import { downloadRoutes } from './downloads.js';
 import { gpgRoutes } from './gpg.js';
 import { healthRoutes } from './health.js';
+import { importSourceRoutes } from './import-sources.js';
 import { securityRoutes } from './security.js';
 import { securityAdminRoutes } from './security-admin.js';
 import { sbomRoutes } from './sbom.js';
@@ -35,4 +36,5 @@ export async function apiRoutes(app: App, ctx: AppContext): Promise<void> {
   await dashboardRoutes(app, ctx);
   await downloadRoutes(app, ctx);
   await sbomRoutes(app, ctx);
+  await importSourceRoutes(app, ctx);
 }

@@ -1,0 +1,70 @@
+/** Import from upstream repositories (issue 9): sources, catalog sync and its daily job. */
+import type { Logger } from 'pino';
+import type { AuditLog } from '../../adapters/audit/audit-log.js';
+import type { Db } from '../../adapters/db/index.js';
+import { isoUtc } from '../../domain/time.js';
+import { nextSlot, type JobScheduler } from '../jobs.js';
+import type { SettingsService } from '../settings.js';
+import { SourceStore, stateView } from './source-store.js';
+import { SyncService } from './sync.js';
+
+export const IMPORT_SYNC_JOB = 'import-sync';
+/** The catalog sync runs at the security feeds' daily time: both refresh upstream data. */
+const SCHEDULE_SETTING = 'schedule_security_sync' as const;
+
+export interface ImportDeps {
+  db: Db;
+  audit: AuditLog;
+  log: Logger;
+  dataDir: string;
+  settings: SettingsService;
+  jobs: JobScheduler;
+  edition: 'community' | 'enterprise';
+}
+
+export class ImportService {
+  readonly sources: SourceStore;
+  readonly syncs: SyncService;
+
+  constructor(private readonly deps: ImportDeps) {
+    this.sources = new SourceStore(deps.db);
+    this.syncs = new SyncService({ db: deps.db, sources: this.sources, audit: deps.audit, log: deps.log, dataDir: deps.dataDir });
+  }
+
+  /** Every source's sync state (GET /import/sync-status). */
+  async syncStatus() {
+    const sources = await this.sources.list();
+    return Promise.all(sources.map(async (s) => ({ source_id: s.id, name: s.name, type: s.type, distribution: s.distribution, ...stateView(await this.sources.state(s.id)) })));
+  }
+
+  /** When the daily catalog sync runs next (GET /import/sync-schedule). */
+  async schedule(now = new Date()) {
+    const settings = await this.deps.settings.all();
+    const time = settings[SCHEDULE_SETTING];
+    const enabled = this.deps.jobs.active().some((j) => j.name === IMPORT_SYNC_JOB);
+    const last = await this.deps.db.selectFrom('job_runs').select(['last_run_at', 'last_result']).where('job', '=', IMPORT_SYNC_JOB).executeTakeFirst();
+    return {
+      enabled,
+      time,
+      timezone: 'UTC',
+      setting: SCHEDULE_SETTING,
+      next_run: enabled ? isoUtc(nextSlot(now, time)) : null,
+      last_run: last?.last_run_at ?? null,
+      last_result: last?.last_result ?? null,
+      sources: (await this.sources.list()).length,
+    };
+  }
+}
+
+export function registerImportJobs(jobs: JobScheduler, imports: ImportService): void {
+  jobs.register({
+    name: IMPORT_SYNC_JOB,
+    timeSetting: SCHEDULE_SETTING,
+    enterpriseOnly: true,
+    async run() {
+      const results = await imports.syncs.syncAll('scheduler');
+      const by = (status: string) => results.filter((r) => r.status === status).length;
+      return `${results.length} sources: ${by('synced')} synced, ${by('unchanged')} unchanged, ${by('failed')} failed`;
+    },
+  });
+}
