@@ -3,6 +3,7 @@ import type { AppContext } from '../services/context.js';
 import { forbidden, HttpError, unauthorized } from './errors.js';
 import type { Access } from './permissions.js';
 import type { Role } from '../domain/roles.js';
+import type { Actor } from '../services/actor.js';
 
 function bearerOf(request: FastifyRequest): string | null {
   const header = request.headers.authorization;
@@ -46,6 +47,11 @@ export function installAuth(app: FastifyInstance, ctx: AppContext): void {
 export function principalOf(request: FastifyRequest) {
   if (!request.principal) throw unauthorized();
   return request.principal;
+}
+
+/** The caller as the use cases audit it. */
+export function actorOf(request: FastifyRequest): Actor {
+  return { username: principalOf(request).user.username, ip: request.ip };
 }
 
 /**

@@ -11,6 +11,7 @@ import { DISTRIBUTIONS } from '../domain/distributions.js';
 import type { HealthService } from './health.js';
 import { PackageFileStore } from './packages/file-store.js';
 import { PackageLifecycle } from './packages/lifecycle.js';
+import { SigningKeys } from './publishing/signing-keys.js';
 import { noCveScanner } from './pipeline/cve.js';
 import type { CveScanner } from './pipeline/deps.js';
 import { AptIndexWriter } from './publishing/apt-index-writer.js';
@@ -26,6 +27,8 @@ export interface Repository {
   publisher: Publisher;
   uploads: UploadService;
   lifecycle: PackageLifecycle;
+  /** The signing key's description and rotation. */
+  keys: SigningKeys;
   antivirus: AntivirusScanner | null;
   /** Swapped in by the vulnerability scanner once it is built. */
   cve: { scanner: CveScanner };
@@ -89,8 +92,9 @@ export async function createRepository(deps: RepositoryDeps): Promise<Repository
   await registerDistributions(db);
   deps.metrics.sources.packagesTotal = async () =>
     Number((await db.selectFrom('packages').select((eb) => eb.fn.countAll().as('n')).executeTakeFirst())?.n ?? 0);
-  const lifecycle = new PackageLifecycle(db, files, publisher);
-  return { files, keyring, publisher, uploads, lifecycle, antivirus, cve };
+  const lifecycle = new PackageLifecycle(db, files, publisher, deps.audit);
+  const keys = new SigningKeys(db, keyring, publisher, deps.audit);
+  return { files, keyring, publisher, uploads, lifecycle, keys, antivirus, cve };
 }
 
 /** Every distribution of the table has its row (created at first start, kept afterwards). */

@@ -86,7 +86,7 @@ for (const backend of backends()) {
     it('promotion copies a package with its finding rows (it is not re-scanned)', async () => {
       const state = await validated('adm-promote', '4.0-1');
       const admitted = await admitPackage(deps(), state, 'published', null);
-      const [result] = await t.ctx.repo.lifecycle.promote('adm-promote', '4.0-1', 'amd64', 'jammy', 'focal');
+      const [result] = await t.ctx.repo.lifecycle.promote('adm-promote', '4.0-1', 'amd64', 'jammy', 'focal', { username: 'tester', ip: null });
       assert.equal(result!.result, 'copied');
       const copy = await t.ctx.db.selectFrom('packages').select('id').where('name', '=', 'adm-promote').where('distribution', '=', 'focal').executeTakeFirstOrThrow();
       assert.notEqual(copy.id, admitted.id);

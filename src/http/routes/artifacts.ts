@@ -7,7 +7,7 @@ import { inspectedFromRow } from '../../services/packages/lifecycle.js';
 import { providesLookup } from '../../services/packages/package-store.js';
 import { installableRow, installInstructions } from '../../services/packages/install.js';
 import type { PackageRow } from '../../services/packages/package-store.js';
-import { principalOf } from '../auth-hook.js';
+import { actorOf } from '../auth-hook.js';
 import { notFound } from '../errors.js';
 import { AnyObject, errorResponses, PageQuery, pageOf } from '../schemas.js';
 import type { App } from '../types.js';
@@ -110,9 +110,7 @@ export async function artifactRoutes(app: App, ctx: AppContext): Promise<void> {
     schema: { tags: ['artifacts'], summary: 'Delete every version (optionally only in one distribution)', params: Type.Object({ name: Name }), querystring: Narrow, response: { ...errorResponses, 200: deleteAnswer } },
   }, async (request) => {
     const rows = await rowsOr404(request.params.name, request.query);
-    await lifecycle.delete(rows);
-    const actor = principalOf(request).user.username;
-    for (const r of rows) await ctx.audit.record({ action: 'DELETE', user: actor, result: 'SUCCESS', package: r.name, version: r.version, detail: `distribution=${r.distribution}; arch=${r.arch}; status=${r.status}`, ip: request.ip });
+    await lifecycle.delete(rows, actorOf(request));
     return { deleted: rows.length, items: rows.map((r) => ({ version: r.version, arch: r.arch, distribution: r.distribution })) };
   });
 
@@ -120,21 +118,14 @@ export async function artifactRoutes(app: App, ctx: AppContext): Promise<void> {
     schema: { tags: ['artifacts'], summary: 'Delete one version (optionally one distribution or arch)', params: Type.Object({ name: Name, version: Version }), querystring: Narrow, response: { ...errorResponses, 200: deleteAnswer } },
   }, async (request) => {
     const rows = await rowsOr404(request.params.name, { version: request.params.version, ...request.query });
-    await lifecycle.delete(rows);
-    const actor = principalOf(request).user.username;
-    for (const r of rows) await ctx.audit.record({ action: 'DELETE', user: actor, result: 'SUCCESS', package: r.name, version: r.version, detail: `distribution=${r.distribution}; arch=${r.arch}; status=${r.status}`, ip: request.ip });
+    await lifecycle.delete(rows, actorOf(request));
     return { deleted: rows.length, items: rows.map((r) => ({ version: r.version, arch: r.arch, distribution: r.distribution })) };
   });
 
   app.post('/artifacts/admin/sync-index', {
     schema: { tags: ['artifacts'], summary: 'Rebuild every index from the database; report missing and unreferenced files', response: { ...errorResponses, 200: AnyObject } },
   }, async (request) => {
-    const report = await lifecycle.syncIndex();
-    await ctx.audit.record({
-      action: 'SYNC_INDEX', user: principalOf(request).user.username, result: report.missing_files.length ? 'WARNING' : 'SUCCESS',
-      detail: `indexed=${report.packages_indexed}; missing=${report.missing_files.length}; unreferenced=${report.unreferenced_files.length}; relinked=${report.relinked}`, ip: request.ip,
-    });
-    return report;
+    return lifecycle.syncIndex(actorOf(request));
   });
 
   app.get('/packages', {

@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { findDistribution } from '../../domain/distributions.js';
 import type { AppContext } from '../../services/context.js';
 import { Catalog, latestRow } from '../../services/packages/catalog.js';
-import { principalOf } from '../auth-hook.js';
+import { actorOf } from '../auth-hook.js';
 import { notFound, unprocessable } from '../errors.js';
 import { AnyObject, errorResponses, PageQuery, pageOf } from '../schemas.js';
 import type { App } from '../types.js';
@@ -65,12 +65,7 @@ export async function distributionRoutes(app: App, ctx: AppContext): Promise<voi
       if (rows.length === 0) throw notFound(`Package ${name} in ${from}`, 'package_not_found');
       version = latestRow(rows).version;
     }
-    const promoted = await lifecycle.promote(name!, version, b.arch, from!, to!);
-    const actor = principalOf(request).user.username;
-    for (const p of promoted) {
-      await ctx.audit.record({ action: 'PROMOTE', user: actor, result: 'SUCCESS', package: p.package, version: p.version, detail: `${p.from} -> ${p.to}; arch=${p.arch}; ${p.result}`, ip: request.ip });
-    }
-    return { promoted };
+    return { promoted: await lifecycle.promote(name!, version, b.arch, from!, to!, actorOf(request)) };
   });
 
   app.post('/distributions/migrate', {
@@ -91,11 +86,7 @@ export async function distributionRoutes(app: App, ctx: AppContext): Promise<voi
     const from = b.from_distribution ?? b.from_dist;
     const to = b.to_distribution ?? b.to_dist;
     if (!from || !to) throw unprocessable('validation_error', 'required: from_distribution and to_distribution (or from_dist and to_dist)');
-    const items = await lifecycle.migrate(from, to, b.packages ?? null);
-    await ctx.audit.record({
-      action: 'MIGRATE', user: principalOf(request).user.username, result: 'SUCCESS',
-      detail: `${from} -> ${to}; copied=${items.filter((i) => i.result === 'copied').length}; present=${items.filter((i) => i.result === 'already_present').length}`, ip: request.ip,
-    });
+    const items = await lifecycle.migrate(from, to, b.packages ?? null, actorOf(request));
     return { migrated: items.filter((i) => i.result === 'copied').length, items };
   });
 
@@ -111,17 +102,7 @@ export async function distributionRoutes(app: App, ctx: AppContext): Promise<voi
       response: { ...errorResponses, 200: Type.Object({ initialized: Type.Array(Type.String()) }) },
     },
   }, async (request) => {
-    const body = request.body;
-    const codenames = body.codename ? [body.codename] : (await catalog.distributions()).map((d) => d.codename);
-    for (const codename of codenames) {
-      if (!findDistribution(codename)) throw unprocessable('unknown_distribution', `Unknown distribution ${codename}`);
-    }
-    for (const codename of codenames) {
-      const patch = body.description ? { description: body.description } : {};
-      await ctx.db.updateTable('distributions').set((eb) => ({ ...patch, generation: eb('generation', '+', 1) })).where('codename', '=', codename).execute();
-      await ctx.repo.publisher.request(codename);
-    }
-    await ctx.audit.record({ action: 'INIT_DISTS', user: principalOf(request).user.username, result: 'SUCCESS', detail: `initialized: ${codenames.join(', ')}`, ip: request.ip });
-    return { initialized: codenames };
+    const { codename, description } = request.body;
+    return { initialized: await lifecycle.initialise(codename ? [codename] : null, description ?? null, actorOf(request)) };
   });
 }

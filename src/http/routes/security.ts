@@ -5,7 +5,7 @@
  */
 import { Type } from 'typebox';
 import type { AppContext } from '../../services/context.js';
-import { principalOf } from '../auth-hook.js';
+import { actorOf } from '../auth-hook.js';
 import { HttpError } from '../errors.js';
 import { AnyObject, ErrorBody, errorResponses, Page, PageQuery, pageOf } from '../schemas.js';
 import type { App } from '../types.js';
@@ -56,7 +56,6 @@ function selectorOf(query: { arch?: string; distribution?: string }, body: { arc
 
 export async function securityRoutes(app: App, ctx: AppContext): Promise<void> {
   const security = ctx.security;
-  const actorOf = (request: Parameters<typeof principalOf>[0]) => ({ username: principalOf(request).user.username, ip: request.ip });
 
   app.get('/security/vulnerabilities', {
     schema: {

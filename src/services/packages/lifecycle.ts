@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { join, relative } from 'node:path';
+import type { AuditLog } from '../../adapters/audit/audit-log.js';
 import type { Db } from '../../adapters/db/index.js';
 import { listFilesRecursive } from '../../adapters/storage/list-files.js';
 import { DISTRIBUTIONS, findDistribution, INDEXED_STATUSES, isIndexed, type Distribution } from '../../domain/distributions.js';
 import { DomainError } from '../../domain/errors.js';
 import type { InspectedPackage } from '../../domain/package.js';
 import { handlerFor } from '../formats/index.js';
+import type { Actor } from '../actor.js';
 import type { Publisher } from '../publishing/publisher.js';
 import { isoUtc } from '../../domain/time.js';
 import type { PackageFileStore } from './file-store.js';
@@ -59,6 +61,7 @@ export class PackageLifecycle {
     private readonly db: Db,
     private readonly files: PackageFileStore,
     private readonly publisher: Publisher,
+    private readonly audit: AuditLog,
   ) {}
 
   rows(name: string, filter: { version?: string; distribution?: string; arch?: string } = {}): Promise<PackageRow[]> {
@@ -66,8 +69,8 @@ export class PackageLifecycle {
   }
 
 
-  /** Removes the rows, unpublishes their files, and re-signs the affected indexes. */
-  async delete(rows: PackageRow[]): Promise<void> {
+  /** Removes the rows, unpublishes their files, re-signs the affected indexes; audits each row. */
+  async delete(rows: PackageRow[], actor: Actor): Promise<void> {
     const touched = new Set<string>();
     await this.db.transaction().execute(async (trx) => {
       for (const row of rows) {
@@ -81,10 +84,13 @@ export class PackageLifecycle {
       if (isIndexed(row.status) && (await countReferences(this.db, 'pool_path', row.pool_path, true)) === 0) await this.files.unpublish(row.pool_path);
       if ((await countReferences(this.db, 'sha256', row.sha256)) === 0) await this.files.forget(row.sha256);
     }
+    for (const r of rows) {
+      await this.audit.record({ action: 'DELETE', user: actor.username, result: 'SUCCESS', package: r.name, version: r.version, detail: `distribution=${r.distribution}; arch=${r.arch}; status=${r.status}`, ip: actor.ip });
+    }
   }
 
   /** Copies one package into another distribution of the same format, without re-scanning it. */
-  async promote(name: string, version: string, arch: string | undefined, from: string, to: string): Promise<PromoteResult[]> {
+  async promote(name: string, version: string, arch: string | undefined, from: string, to: string, actor: Actor): Promise<PromoteResult[]> {
     const source = distributionOrThrow(from);
     const target = distributionOrThrow(to);
     if (source.format !== target.format) {
@@ -93,11 +99,15 @@ export class PackageLifecycle {
     if (from === to) throw new DomainError('invalid', 'same_distribution', 'Source and target distribution are the same');
     const rows = await this.rows(name, { version, distribution: from, arch });
     if (rows.length === 0) throw new DomainError('not_found', 'package_not_found', `${name} ${version} is not in ${from}`);
-    return this.copyAll(rows, target);
+    const promoted = await this.copyAll(rows, target);
+    for (const p of promoted) {
+      await this.audit.record({ action: 'PROMOTE', user: actor.username, result: 'SUCCESS', package: p.package, version: p.version, detail: `${p.from} -> ${p.to}; arch=${p.arch}; ${p.result}`, ip: actor.ip });
+    }
+    return promoted;
   }
 
   /** Copies packages (all, or the named ones) from one distribution to another; the source keeps them. */
-  async migrate(from: string, to: string, names: string[] | null): Promise<PromoteResult[]> {
+  async migrate(from: string, to: string, names: string[] | null, actor: Actor): Promise<PromoteResult[]> {
     const source = distributionOrThrow(from);
     const target = distributionOrThrow(to);
     if (source.format !== target.format) {
@@ -107,7 +117,31 @@ export class PackageLifecycle {
     let q = this.db.selectFrom('packages').selectAll().where('distribution', '=', from);
     if (names) q = q.where('name', 'in', names.length ? names : ['']);
     const rows = (await q.orderBy('created_at').orderBy('seq').execute()).map(normaliseRow);
-    return this.copyAll(rows, target);
+    const items = await this.copyAll(rows, target);
+    await this.audit.record({
+      action: 'MIGRATE', user: actor.username, result: 'SUCCESS',
+      detail: `${from} -> ${to}; copied=${items.filter((i) => i.result === 'copied').length}; present=${items.filter((i) => i.result === 'already_present').length}`, ip: actor.ip,
+    });
+    return items;
+  }
+
+  /**
+   * (Re-)initialises distributions: a new description if given, then a fresh signed index for each
+   * (all of them when none is named).
+   */
+  async initialise(codenames: string[] | null, description: string | null, actor: Actor): Promise<string[]> {
+    const chosen = codenames ?? DISTRIBUTIONS.map((d) => d.codename);
+    for (const codename of chosen) distributionOrThrow(codename);
+    for (const codename of chosen) {
+      await this.db
+        .updateTable('distributions')
+        .set((eb) => ({ ...(description ? { description } : {}), generation: eb('generation', '+', 1) }))
+        .where('codename', '=', codename)
+        .execute();
+      await this.publisher.request(codename);
+    }
+    await this.audit.record({ action: 'INIT_DISTS', user: actor.username, result: 'SUCCESS', detail: `initialized: ${chosen.join(', ')}`, ip: actor.ip });
+    return chosen;
   }
 
   /**
@@ -189,7 +223,7 @@ export class PackageLifecycle {
    * Rebuilds every index from the database: re-links each indexed package's file from the store,
    * reports packages whose file is missing and files that no package references, then re-signs.
    */
-  async syncIndex(): Promise<SyncReport> {
+  async syncIndex(actor: Actor): Promise<SyncReport> {
     const rows = (await this.db.selectFrom('packages').selectAll().where('status', 'in', INDEXED_STATUSES).execute()).map(normaliseRow);
     const report: SyncReport = { distributions: [], packages_indexed: rows.length, missing_files: [], unreferenced_files: [], relinked: 0 };
     const referenced = new Set<string>();
@@ -215,6 +249,10 @@ export class PackageLifecycle {
       await this.publisher.request(dist.codename);
       report.distributions.push(dist.codename);
     }
+    await this.audit.record({
+      action: 'SYNC_INDEX', user: actor.username, result: report.missing_files.length ? 'WARNING' : 'SUCCESS',
+      detail: `indexed=${report.packages_indexed}; missing=${report.missing_files.length}; unreferenced=${report.unreferenced_files.length}; relinked=${report.relinked}`, ip: actor.ip,
+    });
     return report;
   }
 }
