@@ -9,20 +9,21 @@ import { KeyringStore } from '../adapters/signing/keyring-store.js';
 import type { Config } from '../config.js';
 import { DISTRIBUTIONS } from '../domain/distributions.js';
 import type { HealthService } from './health.js';
-import { PackageFileStore } from './packages/file-store.js';
+import { FsPackageFiles } from '../adapters/storage/fs-package-files.js';
+import type { PackageFiles } from '../adapters/storage/interfaces.js';
 import { PackageLifecycle } from './packages/lifecycle.js';
 import { SigningKeys } from './publishing/signing-keys.js';
 import { noCveScanner } from './pipeline/cve.js';
 import type { CveScanner } from './pipeline/deps.js';
-import { AptIndexWriter } from './publishing/apt-index-writer.js';
+import { AptIndexWriter } from '../adapters/storage/apt-index-writer.js';
 import { Publisher } from './publishing/publisher.js';
-import { RpmIndexWriter } from './publishing/rpm-index-writer.js';
+import { RpmIndexWriter } from '../adapters/storage/rpm-index-writer.js';
 import { isoUtc } from '../domain/time.js';
 import { UploadService } from './upload.js';
 
 /** The package repository: files, signing keys, index publishing, the upload pipeline. */
 export interface Repository {
-  files: PackageFileStore;
+  files: PackageFiles;
   keyring: KeyringStore;
   publisher: Publisher;
   uploads: UploadService;
@@ -47,7 +48,7 @@ interface RepositoryDeps {
 
 export async function createRepository(deps: RepositoryDeps): Promise<Repository> {
   const { config, db, log } = deps;
-  const files = new PackageFileStore(config.dataDir);
+  const files = new FsPackageFiles(config.dataDir);
   await files.init();
   const keyring = new KeyringStore({
     dir: join(config.dataDir, 'keys'),

@@ -1,4 +1,3 @@
-import { rm } from 'node:fs/promises';
 import type { AuditLog } from '../adapters/audit/audit-log.js';
 import type { Metrics } from '../adapters/metrics/metrics.js';
 import type { HashedTempFile } from '../adapters/storage/hash-stream.js';
@@ -91,7 +90,7 @@ export class UploadService {
   async upload(input: UploadInput, observer: PipelineObserver = {}): Promise<UploadAnswer> {
     const distribution = findDistribution(input.distribution);
     if (!distribution) {
-      await rm(input.file.path, { force: true });
+      await this.deps.files.discard(input.file.path);
       throw new DomainError('invalid', 'unknown_distribution', `Unknown distribution ${input.distribution}`);
     }
     const deps: PipelineDeps = { ...this.deps, uploadedBy: input.user };
@@ -113,7 +112,7 @@ export class UploadService {
       rejection: null,
     };
     try {
-      const steps = [formatStep, provenanceStep(deps), antivirusStep(deps), cveStep(deps), signature, dependenciesStep(deps)];
+      const steps = [formatStep(deps), provenanceStep(deps), antivirusStep(deps), cveStep(deps), signature, dependenciesStep(deps)];
       const run = await runPipeline(steps, state, observer);
       // A detected or blocked package keeps its file in quarantine and its row for review.
       if (state.outcome === 'quarantined' && !state.storedPackageId) {
@@ -139,7 +138,7 @@ export class UploadService {
       return { httpStatus: body.status === 'rejected' ? 422 : 201, body };
     } finally {
       // Whatever was not moved into the store or quarantine is not kept.
-      await rm(input.file.path, { force: true });
+      await this.deps.files.discard(input.file.path);
     }
   }
 

@@ -53,7 +53,7 @@ for (const backend of backends()) {
         claimedSha256: file.sha256, pkg: null, outcome: null, cveStatus: 'findings', findings: { ...noFindings(), high: 1 },
         findingDetails: [FINDING], reasons: [], slaDeadline: '2026-12-25T00:00:00+00:00', duplicateOf: null, storedPackageId: null, rejection: null,
       };
-      assert.equal((await formatStep.run(state)).status, 'passed');
+      assert.equal((await formatStep({ files: t.ctx.repo.files }).run(state)).status, 'passed');
       assert.equal((await provenanceStep({ db: t.ctx.db }).run(state)).value, provenance);
       return state;
     };
@@ -78,7 +78,7 @@ for (const backend of backends()) {
         const files = t.ctx.repo.files;
         assert.equal(existsSync(join(files.repoDir, row.pool_path)), expected.inPool, 'pool link');
         assert.equal(await files.has(row.sha256), expected.inStore, 'store');
-        assert.equal(existsSync(join(files.quarantineDir, row.sha256)), expected.inQuarantine, 'quarantine');
+        assert.equal(existsSync(join(t.dataDir, 'quarantine', row.sha256)), expected.inQuarantine, 'quarantine');
         assert.equal(existsSync(state.path), false, 'the temp file was moved, not copied');
       });
     }

@@ -1,4 +1,3 @@
-import { rm } from 'node:fs/promises';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { hashStream, type HashedTempFile } from '../../adapters/storage/hash-stream.js';
@@ -73,7 +72,7 @@ async function readUploadForm(request: FastifyRequest, ctx: AppContext): Promise
       }
     }
   } catch (error) {
-    if (file) await rm(file.path, { force: true });
+    if (file) await ctx.repo.files.discard(file.path);
     throw asClientError(error);
   }
   const problems: Array<{ loc: string[]; msg: string }> = [];
@@ -81,12 +80,12 @@ async function readUploadForm(request: FastifyRequest, ctx: AppContext): Promise
   if (!fields.distribution) problems.push({ loc: ['body', 'distribution'], msg: 'a distribution codename is required' });
   if (fields.sha256 && !SHA256.test(fields.sha256)) problems.push({ loc: ['body', 'sha256'], msg: 'must be 64 hex digits' });
   if (problems.length) {
-    if (file) await rm(file.path, { force: true });
+    if (file) await ctx.repo.files.discard(file.path);
     throw unprocessable('validation_error', problems.map((p) => `${p.loc.join('.')}: ${p.msg}`).join('; '), problems);
   }
   if (!findDistribution(fields.distribution!)) {
     // Checked here too (the service checks again) so that /upload/stream answers a plain 4xx before its stream starts.
-    await rm(file!.path, { force: true });
+    await ctx.repo.files.discard(file!.path);
     throw new DomainError('invalid', 'unknown_distribution', `Unknown distribution ${fields.distribution}`);
   }
   return { file: file!, distribution: fields.distribution!, sha256: fields.sha256 ?? null };

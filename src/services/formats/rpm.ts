@@ -4,19 +4,17 @@ import type { RpmPackage } from '../../domain/rpm/package.js';
 import { openRpmPayload } from '../../domain/rpm/payload.js';
 import { checkRequires, type ProvideCandidate } from '../../domain/rpm/relations.js';
 import { formatEvr } from '../../domain/rpm/vercmp.js';
-import type { Distribution } from '../../domain/distributions.js';
 import { PackageFormatError } from '../../domain/errors.js';
 import type { FileFacts, InspectedPackage } from '../../domain/package.js';
 import { packageChunks } from '../../domain/repo/rpm/assemble.js';
 import type { FormatHandler, ProvideRow, ScanUnit } from './types.js';
+import { rpmTreeRoot } from '../../domain/repo/rpm/tree.js';
 
 /** createrepo_c's primary file subset: what dnf resolves file requires against without filelists. */
 const PRIMARY_FILE = /^(\/etc\/|.*\/bin\/|\/usr\/lib\/sendmail$)/;
 const NAME = /^[A-Za-z0-9_+][A-Za-z0-9._+-]{0,200}$/;
 const VERSION_PART = /^[A-Za-z0-9._+~^]{1,128}$/;
 
-/** Root of a distribution's RPM tree inside the repository, e.g. `rpm/rocky9/x86_64/`. */
-export const rpmTreeRoot = (dist: Pick<Distribution, 'codename' | 'architecture'>) => `rpm/${dist.codename}/${dist.architecture}/`;
 
 const native = (pkg: InspectedPackage) => pkg.metadata as unknown as RpmPackage;
 

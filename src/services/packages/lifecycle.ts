@@ -1,8 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { join, relative } from 'node:path';
 import type { AuditLog } from '../../adapters/audit/audit-log.js';
 import type { Db } from '../../adapters/db/index.js';
-import { listFilesRecursive } from '../../adapters/storage/list-files.js';
 import { DISTRIBUTIONS, findDistribution, INDEXED_STATUSES, isIndexed, type Distribution } from '../../domain/distributions.js';
 import { DomainError } from '../../domain/errors.js';
 import type { InspectedPackage } from '../../domain/package.js';
@@ -10,7 +8,7 @@ import { handlerFor } from '../formats/index.js';
 import type { Actor } from '../actor.js';
 import type { Publisher } from '../publishing/publisher.js';
 import { isoUtc } from '../../domain/time.js';
-import type { PackageFileStore } from './file-store.js';
+import type { PackageFiles } from '../../adapters/storage/interfaces.js';
 import { bumpGeneration, countReferences, deletePackageRow, findPackage, normaliseRow, packageRows, type PackageRow } from './package-store.js';
 
 export interface PromoteResult {
@@ -59,7 +57,7 @@ function distributionOrThrow(codename: string): Distribution {
 export class PackageLifecycle {
   constructor(
     private readonly db: Db,
-    private readonly files: PackageFileStore,
+    private readonly files: PackageFiles,
     private readonly publisher: Publisher,
     private readonly audit: AuditLog,
   ) {}
@@ -238,11 +236,8 @@ export class PackageLifecycle {
         report.relinked++;
       }
     }
-    for (const top of ['apt/pool', 'rpm']) {
-      for (const file of await listFilesRecursive(join(this.files.repoDir, top))) {
-        const rel = relative(this.files.repoDir, file);
-        if (/\.(deb|rpm)$/.test(rel) && !referenced.has(rel)) report.unreferenced_files.push(rel);
-      }
+    for (const poolPath of await this.files.listPublishedPackages()) {
+      if (!referenced.has(poolPath)) report.unreferenced_files.push(poolPath);
     }
     for (const dist of DISTRIBUTIONS) {
       await bumpGeneration(this.db, dist.codename);

@@ -5,7 +5,7 @@ import type { InspectedPackage } from '../../domain/package.js';
 import type { Distribution } from '../../domain/distributions.js';
 import type { FindingCounts } from '../../domain/pipeline/types.js';
 import type { StoredFinding } from '../../domain/security/policy.js';
-import type { PackageFileStore } from '../packages/file-store.js';
+import type { PackageFiles } from '../../adapters/storage/interfaces.js';
 import type { Publisher } from '../publishing/publisher.js';
 
 /** What the CVE step learns: findings, their counts, and what the policy makes of them. */
@@ -27,7 +27,7 @@ export interface CveScanner {
 /** The adapters and services the upload steps use. */
 export interface PipelineDeps {
   db: Db;
-  files: PackageFileStore;
+  files: PackageFiles;
   publisher: Publisher;
   antivirus: AntivirusScanner | null;
   cve: CveScanner;

@@ -1,7 +1,7 @@
-import { open } from 'node:fs/promises';
 import { PackageFormatError } from '../../domain/errors.js';
 import { rejectUpload, type PipelineStep, type StepResult, type UploadState } from '../../domain/pipeline/types.js';
 import { handlerFor, sniffFormat } from '../formats/index.js';
+import type { PipelineDeps } from './deps.js';
 
 const result = (status: StepResult['status'], message: string, value: string): StepResult => ({ name: 'format', status, message, value });
 
@@ -10,22 +10,11 @@ function reject(state: UploadState, code: string, message: string): StepResult {
   return result('failed', message, 'invalid');
 }
 
-async function head(path: string): Promise<Buffer> {
-  const handle = await open(path, 'r');
-  try {
-    const buf = Buffer.alloc(16);
-    const { bytesRead } = await handle.read(buf, 0, 16, 0);
-    return buf.subarray(0, bytesRead);
-  } finally {
-    await handle.close();
-  }
-}
-
 /** Step 1: the file is a well-formed package of the distribution's format and architecture. */
-export const formatStep: PipelineStep = {
+export const formatStep = (deps: Pick<PipelineDeps, 'files'>): PipelineStep => ({
   name: 'format',
   async run(state) {
-    const format = sniffFormat(await head(state.path));
+    const format = sniffFormat(await deps.files.readHead(state.path, 16));
     if (!format) return reject(state, 'unknown_format', 'the file is neither a .deb (ar archive) nor an .rpm');
     if (format !== state.distribution.format) {
       return reject(state, 'wrong_format', `a .${format} package cannot go into ${state.distribution.codename} (a .${state.distribution.format} distribution)`);
@@ -42,4 +31,4 @@ export const formatStep: PipelineStep = {
     }
     return result('passed', `${state.pkg.name} ${state.pkg.version} (${arch}) is a valid .${format}`, 'valid');
   },
-};
+});

@@ -6,7 +6,7 @@ import type { Signer } from '../../adapters/signing/signer.js';
 import { findDistribution, INDEXED_STATUSES, type PackageFormat } from '../../domain/distributions.js';
 import { DomainError } from '../../domain/errors.js';
 import { isoUtc } from '../../domain/time.js';
-import type { IndexWriter } from './index-writer.js';
+import type { IndexWriter } from '../../adapters/storage/interfaces.js';
 
 interface Fingerprint {
   count: number;

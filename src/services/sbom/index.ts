@@ -12,7 +12,7 @@ import { sarifLog, type SarifPackage } from '../../domain/sbom/sarif.js';
 import { spdxPlan } from '../../domain/sbom/spdx.js';
 import { documentText } from '../../domain/sbom/stream.js';
 import { severityRank, type Severity } from '../../domain/security/types.js';
-import type { PackageFileStore } from '../packages/file-store.js';
+import type { PackageFiles } from '../../adapters/storage/interfaces.js';
 import { providesLookup } from '../packages/package-store.js';
 import { InventoryStore } from './inventory.js';
 import { decisionsFor, dependsOn, neededNames, refOf, SBOM_COLUMNS, sbomPackage, type ProviderMap, type SbomRow } from './model.js';
@@ -34,7 +34,7 @@ export class SbomService {
 
   constructor(
     private readonly db: Db,
-    files: PackageFileStore,
+    files: PackageFiles,
     private readonly options: { toolVersion: string; appUrl: string },
   ) {
     this.inventories = new InventoryStore(db, files);

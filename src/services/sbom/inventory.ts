@@ -6,7 +6,7 @@
  */
 import type { Db } from '../../adapters/db/index.js';
 import type { PackageInventory } from '../../domain/sbom/model.js';
-import type { PackageFileStore } from '../packages/file-store.js';
+import type { PackageFiles } from '../../adapters/storage/interfaces.js';
 import { isoUtc } from '../../domain/time.js';
 import { catalogue } from './payload.js';
 
@@ -20,7 +20,7 @@ interface InventoryRow {
 }
 
 export class InventoryStore {
-  constructor(private readonly db: Db, private readonly files: PackageFileStore) {}
+  constructor(private readonly db: Db, private readonly files: PackageFiles) {}
 
   /** The inventories of these rows' files, computing (and caching) the missing ones. */
   async forRows(rows: readonly InventoryRow[]): Promise<Map<string, PackageInventory>> {

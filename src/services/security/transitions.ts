@@ -11,7 +11,7 @@ import type { Db } from '../../adapters/db/index.js';
 import type { Database } from '../../adapters/db/schema.js';
 import { INDEXED_STATUSES, isIndexed } from '../../domain/distributions.js';
 import { DomainError } from '../../domain/errors.js';
-import type { PackageFileStore } from '../packages/file-store.js';
+import type { PackageFiles } from '../../adapters/storage/interfaces.js';
 import { bumpGeneration, countReferences, findPoolConflict, type PackageRow } from '../packages/package-store.js';
 import type { Publisher } from '../publishing/publisher.js';
 import { isoUtc } from '../../domain/time.js';
@@ -40,7 +40,7 @@ export interface TransitionBatch {
 
 export interface TransitionDeps {
   db: Db;
-  files: PackageFileStore;
+  files: PackageFiles;
   publisher: Publisher;
   log: Logger;
 }

@@ -1,13 +1,12 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, readdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { KeyringStore } from '../../../src/adapters/signing/keyring-store.js';
 import type { Signer } from '../../../src/adapters/signing/signer.js';
 import { publishAptDistribution } from '../../../src/adapters/storage/apt-publisher.js';
-import { FsBlobStore } from '../../../src/adapters/storage/fs-blob-store.js';
 import { debPoolPath } from '../../../src/domain/repo/apt/pool-path.js';
 import { packageStanza } from '../../../src/domain/repo/apt/stanza.js';
 import { aptSandbox } from '../../helpers/apt.js';
@@ -42,14 +41,14 @@ describe('publishAptDistribution', () => {
     });
     signer = await store.ensureKey();
     keyring = join(dir, 'repo', 'keys', 'tollgate.gpg');
-    const pool = new FsBlobStore(aptRoot);
     await mkdir(join(dir, 'build'));
     for (const spec of SPECS) {
       const built = await buildDeb(join(dir, 'build'), spec);
       const fields = await controlFieldsOf(built);
       const rel = debPoolPath({ name: spec.name, version: spec.version, architecture: spec.arch ?? 'amd64', source: spec.source });
       const facts = await fileFacts(built, rel);
-      await pool.put(built, rel);
+      await mkdir(dirname(join(aptRoot, rel)), { recursive: true });
+      await rename(built, join(aptRoot, rel));
       stanzas.set(spec.name, packageStanza(fields, facts));
       poolFiles.set(spec.name, rel);
     }

@@ -1,8 +1,8 @@
 import { join } from 'node:path';
-import type { Signer } from '../../adapters/signing/signer.js';
-import { appendAptDistribution, publishAptDistribution, type AptIndexState, type AptPublishOptions } from '../../adapters/storage/apt-publisher.js';
+import type { Signer } from '../signing/signer.js';
+import { appendAptDistribution, publishAptDistribution, type AptIndexState, type AptPublishOptions } from './apt-publisher.js';
 import type { Distribution } from '../../domain/distributions.js';
-import type { IndexWriter } from './index-writer.js';
+import type { IndexWriter } from './interfaces.js';
 
 /** Writes `apt/dists/<codename>/…` from the stored stanzas (Packages, compressed variants, by-hash, signed Release). */
 export class AptIndexWriter implements IndexWriter {

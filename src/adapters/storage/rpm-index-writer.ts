@@ -1,11 +1,11 @@
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Signer } from '../../adapters/signing/signer.js';
-import { writeFileAtomic } from '../../adapters/storage/atomic.js';
+import type { Signer } from '../signing/signer.js';
+import { writeFileAtomic } from './atomic.js';
 import type { Distribution } from '../../domain/distributions.js';
 import { RepodataBuilder, type PackageChunks } from '../../domain/repo/rpm/assemble.js';
-import { rpmTreeRoot } from '../formats/rpm.js';
-import type { IndexWriter } from './index-writer.js';
+import { rpmTreeRoot } from '../../domain/repo/rpm/tree.js';
+import type { IndexWriter } from './interfaces.js';
 
 /** How many earlier repodata generations stay on disk for clients still reading them. */
 const KEEP_GENERATIONS = 3;

@@ -1,22 +1,24 @@
 import { createReadStream } from 'node:fs';
-import { copyFile, link, mkdir, rename, rm, stat } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { copyFile, link, mkdir, open as openFile, rename, rm, stat } from 'node:fs/promises';
+import { dirname, join, relative } from 'node:path';
 import type { Readable } from 'node:stream';
-import { fsyncDir, isErrno, tempPathFor } from '../../adapters/storage/atomic.js';
-import { checkBlobPath } from '../../adapters/storage/fs-blob-store.js';
-import { listFilesRecursive } from '../../adapters/storage/list-files.js';
+import { fsyncDir, isErrno, tempPathFor } from './atomic.js';
+import type { PackageFiles } from './interfaces.js';
+import { listFilesRecursive } from './list-files.js';
+import { checkStoragePath } from './storage-path.js';
 
 const SHA256 = /^[0-9a-f]{64}$/;
 /** `tempPathFor` names: `.<name>.<pid>.<random>.tmp`. */
 const TEMP_FILE = /^\..+\.(\d+)\.[0-9a-f]{12}\.tmp$/;
 
 /**
- * Where package files live. Every accepted file is kept once, by SHA-256, in `store/` (not served);
- * the published tree `repo/` holds hard links to it at pool paths, so publishing, unpublishing and
- * promotion never copy package bytes, and the tree can be rebuilt from the store. Quarantined
- * files move to `quarantine/`. Paths come from validated package names and are re-checked here.
+ * `PackageFiles` on DATA_DIR. Every accepted file is kept once, by SHA-256, in `store/` (not
+ * served); the published tree `repo/` holds hard links to it at pool paths, so publishing,
+ * unpublishing and promotion never copy package bytes, and the tree can be rebuilt from the store.
+ * Quarantined files move to `quarantine/`. Paths come from validated package names and are
+ * re-checked here.
  */
-export class PackageFileStore {
+export class FsPackageFiles implements PackageFiles {
   readonly storeDir: string;
   readonly repoDir: string;
   readonly quarantineDir: string;
@@ -63,7 +65,7 @@ export class PackageFileStore {
   }
 
   repoPath(poolPath: string): string {
-    return join(this.repoDir, ...checkBlobPath(poolPath));
+    return join(this.repoDir, ...checkStoragePath(poolPath));
   }
 
   /** Moves an uploaded temp file into the store (a no-op when those bytes are already there). */
@@ -129,6 +131,32 @@ export class PackageFileStore {
 
   async forget(sha256: string): Promise<void> {
     await rm(this.blobPath(sha256), { force: true });
+  }
+
+  async readHead(tempFile: string, bytes: number): Promise<Buffer> {
+    const handle = await openFile(tempFile, 'r');
+    try {
+      const buf = Buffer.alloc(bytes);
+      const { bytesRead } = await handle.read(buf, 0, bytes, 0);
+      return buf.subarray(0, bytesRead);
+    } finally {
+      await handle.close();
+    }
+  }
+
+  async discard(tempFile: string): Promise<void> {
+    await rm(tempFile, { force: true });
+  }
+
+  async listPublishedPackages(): Promise<string[]> {
+    const found: string[] = [];
+    for (const top of ['apt/pool', 'rpm']) {
+      for (const file of await listFilesRecursive(join(this.repoDir, top))) {
+        const rel = relative(this.repoDir, file);
+        if (/\.(deb|rpm)$/.test(rel)) found.push(rel);
+      }
+    }
+    return found;
   }
 }
 
