@@ -1,0 +1,127 @@
+/**
+ * The publisher on its own, with a recording index writer (the real writers have their own
+ * tests): runs are coalesced, an index that only grew is appended to, anything else is rewritten,
+ * and a package committed while a full rewrite is under way is never listed twice.
+ */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import type { IndexWriter } from '../../src/adapters/storage/interfaces.js';
+import type { Signer } from '../../src/adapters/signing/signer.js';
+import type { Distribution } from '../../src/domain/distributions.js';
+import { isoUtc } from '../../src/domain/time.js';
+import { deletePackageRow, insertPackage, type PackageRow } from '../../src/services/packages/package-store.js';
+import { Publisher } from '../../src/services/publishing/publisher.js';
+import { backends, startTestApp, type TestApp } from '../helpers/app.js';
+
+/** An index kept as a list of entries, recording how each run wrote it. */
+class RecordingWriter implements IndexWriter {
+  entries: string[] = [];
+  runs: Array<'full' | 'append'> = [];
+  /** Called once while the next full rewrite is under way, before it reads its entries. */
+  duringNextFullWrite: (() => Promise<void>) | null = null;
+  delayMs = 0;
+
+  async write(_dist: Distribution, entries: readonly string[]): Promise<void> {
+    this.entries = [...entries];
+    this.runs.push('full');
+  }
+
+  async writeBatches(_dist: Distribution, batches: AsyncIterable<readonly string[]>): Promise<void> {
+    const hook = this.duringNextFullWrite;
+    this.duringNextFullWrite = null;
+    if (hook) await hook();
+    if (this.delayMs) await new Promise((r) => setTimeout(r, this.delayMs));
+    const all: string[] = [];
+    for await (const batch of batches) all.push(...batch);
+    this.entries = all;
+    this.runs.push('full');
+  }
+
+  async append(_dist: Distribution, entries: readonly string[]): Promise<boolean> {
+    this.entries.push(...entries);
+    this.runs.push('append');
+    return true;
+  }
+}
+
+for (const backend of backends()) {
+  describe(`publisher (${backend})`, () => {
+    let t: TestApp;
+    let writer: RecordingWriter;
+    let publisher: Publisher;
+    const codename = 'focal';
+
+    const row = (name: string): PackageRow => {
+      const now = isoUtc();
+      return {
+        id: randomUUID(), distribution: codename, format: 'deb', name, version: '1.0+b1', arch: 'amd64', status: 'published', cve_status: 'not_scanned',
+        sha256: randomUUID().replace(/-/g, '').padEnd(64, '0'), sha512: '0', sha1: '0', md5: '0', size: 1, filename: `${name}.deb`, pool_path: `apt/pool/main/${name[0]}/${name}/${name}_1.0+b1_amd64.deb`,
+        source_name: name, source_version: '1.0+b1', metadata: '{}', index_entry: `Package: ${name}`, relations: '{}', files: '[]', pipeline: '[]',
+        findings: '{}', reasons: '[]', uploaded_by: null, sla_deadline: null, seq: 0, created_at: now, updated_at: now,
+      };
+    };
+    const add = async (name: string) => {
+      const r = row(name);
+      await t.ctx.db.transaction().execute((trx) => insertPackage(trx, r, []));
+      return r;
+    };
+
+    before(async () => {
+      t = await startTestApp({ backend });
+      writer = new RecordingWriter();
+      const signer = { fingerprint: 'test' } as unknown as Signer;
+      publisher = new Publisher(t.ctx.db, t.ctx.dialect, { deb: writer, rpm: writer }, async () => signer, t.ctx.metrics, t.ctx.log);
+    });
+    after(() => t.close());
+
+    it('writes in full first, then appends what was only added, and rewrites after a removal', async () => {
+      await add('pub-a');
+      await publisher.request(codename);
+      assert.deepEqual(writer.runs, ['full']);
+      await add('pub-b');
+      await add('pub-c');
+      await publisher.request(codename);
+      assert.deepEqual(writer.runs, ['full', 'append']);
+      assert.deepEqual(writer.entries, ['Package: pub-a', 'Package: pub-b', 'Package: pub-c']);
+      const b = await t.ctx.db.selectFrom('packages').selectAll().where('name', '=', 'pub-b').executeTakeFirstOrThrow();
+      await t.ctx.db.transaction().execute((trx) => deletePackageRow(trx, { ...b, seq: Number(b.seq), size: Number(b.size) }));
+      await publisher.request(codename);
+      assert.deepEqual(writer.runs.at(-1), 'full');
+      assert.deepEqual(writer.entries, ['Package: pub-a', 'Package: pub-c']);
+    });
+
+    it('coalesces requests made during a run into one more run that sees all of them', async () => {
+      writer.runs = [];
+      writer.delayMs = 100;
+      publisher.forget(codename);
+      const first = publisher.request(codename);
+      await new Promise((r) => setTimeout(r, 20));
+      const names = ['pub-d', 'pub-e', 'pub-f', 'pub-g'];
+      const later: Array<Promise<void>> = [];
+      for (const name of names) {
+        await add(name);
+        later.push(publisher.request(codename));
+      }
+      await Promise.all([first, ...later]);
+      writer.delayMs = 0;
+      assert.ok(writer.runs.length <= 2, `${writer.runs.length} runs for 5 requests`);
+      for (const name of names) assert.ok(writer.entries.includes(`Package: ${name}`), name);
+    });
+
+    it('never lists a package twice when it is committed while a full rewrite runs', async () => {
+      publisher.forget(codename);
+      writer.duringNextFullWrite = async () => {
+        await add('pub-raced');
+      };
+      await publisher.request(codename); // full: the raced row is committed before the entries are read
+      await add('pub-after');
+      await publisher.request(codename);
+      const listed = writer.entries.filter((e) => e === 'Package: pub-raced').length;
+      assert.equal(listed, 1, `pub-raced listed ${listed} times: ${writer.runs.join(', ')}`);
+      assert.ok(writer.entries.includes('Package: pub-after'));
+      const rows = await t.ctx.db.selectFrom('packages').select('name').where('distribution', '=', codename).execute();
+      assert.equal(writer.entries.length, rows.length);
+    });
+  });
+}
