@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { findAuditEntries, type AuditFilter } from '../../adapters/db/audit.table.js';
 import { Type } from 'typebox';
 import type { App } from '../types.js';
 import type { AppContext } from '../../services/context.js';
@@ -26,33 +26,9 @@ const AuditQuery = Type.Object({
   q: Type.Optional(Type.String({ maxLength: 200 })),
 }, { additionalProperties: false });
 
-interface AuditFilter {
-  package?: string;
-  action?: string;
-  result?: string;
-  user?: string;
-  q?: string;
-}
-
-/** `like` pattern with the wildcard characters of the user's text escaped. */
-const containing = (text: string) => `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-
 export async function auditRoutes(app: App, ctx: AppContext): Promise<void> {
   async function query(filter: AuditFilter, page: number, perPage: number) {
-    let q = ctx.db.selectFrom('audit_index');
-    if (filter.package) q = q.where('package', '=', filter.package);
-    if (filter.action) q = q.where('action', '=', filter.action.toUpperCase());
-    if (filter.result) q = q.where('result', '=', filter.result);
-    if (filter.user) q = q.where('username', '=', filter.user);
-    if (filter.q) {
-      const pattern = containing(filter.q);
-      q = q.where((eb) =>
-        eb.or(['package', 'username', 'detail'].map((col) => eb(sql`lower(${sql.ref(col)})`, 'like', sql`${pattern} escape '\\'`))),
-      );
-    }
-    const total = Number((await q.select((eb) => eb.fn.countAll().as('n')).executeTakeFirst())?.n ?? 0);
-    const rows = await q.selectAll().orderBy('seq', 'desc').limit(perPage).offset((page - 1) * perPage).execute();
-    const items = rows.map(({ username, ...r }) => ({ ...r, seq: Number(r.seq), user: username }));
+    const { items, total } = await findAuditEntries(ctx.db, filter, { page, perPage });
     return pageOf(items, total, page, perPage);
   }
 

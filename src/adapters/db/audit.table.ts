@@ -1,0 +1,43 @@
+import { sql } from 'kysely';
+import type { Db } from './index.js';
+
+export interface AuditFilter {
+  package?: string;
+  action?: string;
+  result?: string;
+  user?: string;
+  /** Free text over package, user and detail. */
+  q?: string;
+}
+
+export interface AuditIndexEntry {
+  seq: number;
+  timestamp: string;
+  action: string;
+  user: string | null;
+  result: string;
+  package: string | null;
+  version: string | null;
+  detail: string | null;
+  ip: string | null;
+  hash: string;
+}
+
+/** `like` pattern with the wildcard characters of the user's text escaped. */
+const containing = (text: string) => `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+/** A page of the audit index, newest first, and how many entries match. */
+export async function findAuditEntries(db: Db, filter: AuditFilter, page: { page: number; perPage: number }): Promise<{ items: AuditIndexEntry[]; total: number }> {
+  let q = db.selectFrom('audit_index');
+  if (filter.package) q = q.where('package', '=', filter.package);
+  if (filter.action) q = q.where('action', '=', filter.action.toUpperCase());
+  if (filter.result) q = q.where('result', '=', filter.result);
+  if (filter.user) q = q.where('username', '=', filter.user);
+  if (filter.q) {
+    const pattern = containing(filter.q);
+    q = q.where((eb) => eb.or(['package', 'username', 'detail'].map((col) => eb(sql`lower(${sql.ref(col)})`, 'like', sql`${pattern} escape '\\'`))));
+  }
+  const total = Number((await q.select((eb) => eb.fn.countAll().as('n')).executeTakeFirst())?.n ?? 0);
+  const rows = await q.selectAll().orderBy('seq', 'desc').limit(page.perPage).offset((page.page - 1) * page.perPage).execute();
+  return { total, items: rows.map(({ username, ...r }) => ({ ...r, seq: Number(r.seq), user: username })) };
+}
