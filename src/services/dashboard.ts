@@ -12,6 +12,7 @@ import { SEVERITIES, type Severity } from '../domain/security/index.js';
 import { addDays, lastDays, utcDay } from '../domain/utc-days.js';
 import { REVIEW_STATUSES } from './security/queries.js';
 import { isoUtc, toApiTime } from '../domain/time.js';
+import type { AuditIndexEntry } from '../adapters/db/audit.table.js';
 
 type StatusCounts = Record<string, number>;
 
@@ -35,16 +36,8 @@ export interface DashboardHistory {
   history: HistoryDay[];
 }
 
-export interface ActivityEntry {
-  seq: number;
-  timestamp: string;
-  action: string;
-  user: string | null;
-  result: string;
-  package: string | null;
-  version: string | null;
-  detail: string | null;
-}
+/** An audit index entry as the dashboard shows it (without the source IP and chain hash). */
+export type ActivityEntry = Omit<AuditIndexEntry, 'ip' | 'hash'>;
 
 export interface DashboardSummary {
   generated_at: string;
