@@ -78,6 +78,8 @@ export const ROUTE_ACCESS: Readonly<Record<string, Access>> = {
   'POST /import/sync/:source_id': MAINTAINERS,
   'GET /import/sync-status': 'any',
   'GET /import/sync-schedule': 'any',
+  'GET /import/search': 'any',
+  'GET /import/resolve/:package_name': 'any',
   'GET /security/policy': ADMIN,
   'PATCH /security/policy': ADMIN,
   'POST /security/packages/:name/:version/decide': 'decider',

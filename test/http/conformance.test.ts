@@ -21,8 +21,6 @@ const fixtureSpec = join(root, 'test', 'fixtures', 'spec');
  * this list) and the list shrinks to empty as the import and SBOM issues land.
  */
 const EXPECTED_MISSING = new Set([
-  'GET /import/search',
-  'GET /import/resolve/:package_name',
   'POST /import/fetch',
   'POST /import/batch',
   'GET /import/groups',

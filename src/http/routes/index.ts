@@ -9,6 +9,7 @@ import { distributionRoutes } from './distributions.js';
 import { downloadRoutes } from './downloads.js';
 import { gpgRoutes } from './gpg.js';
 import { healthRoutes } from './health.js';
+import { importCatalogRoutes } from './import-catalog.js';
 import { importSourceRoutes } from './import-sources.js';
 import { securityRoutes } from './security.js';
 import { securityAdminRoutes } from './security-admin.js';
@@ -37,4 +38,5 @@ export async function apiRoutes(app: App, ctx: AppContext): Promise<void> {
   await downloadRoutes(app, ctx);
   await sbomRoutes(app, ctx);
   await importSourceRoutes(app, ctx);
+  await importCatalogRoutes(app, ctx);
 }

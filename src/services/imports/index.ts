@@ -5,6 +5,7 @@ import type { Db } from '../../adapters/db/index.js';
 import { isoUtc } from '../../domain/time.js';
 import { nextSlot, type JobScheduler } from '../jobs.js';
 import type { SettingsService } from '../settings.js';
+import { CatalogQuery } from './catalog-query.js';
 import { SourceStore, stateView } from './source-store.js';
 import { SyncService } from './sync.js';
 
@@ -25,9 +26,11 @@ export interface ImportDeps {
 export class ImportService {
   readonly sources: SourceStore;
   readonly syncs: SyncService;
+  readonly catalog: CatalogQuery;
 
   constructor(private readonly deps: ImportDeps) {
     this.sources = new SourceStore(deps.db);
+    this.catalog = new CatalogQuery(deps.db);
     this.syncs = new SyncService({ db: deps.db, sources: this.sources, audit: deps.audit, log: deps.log, dataDir: deps.dataDir });
   }
 

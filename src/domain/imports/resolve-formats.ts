@@ -1,0 +1,114 @@
+/**
+ * The two formats' rules for the closure walk (resolve.ts): Debian relations with dpkg version
+ * comparison and exact-version Provides (as apt); RPM requires against provides and file
+ * provides with rpm's range overlap, rich `or`/`and`/`with` dependencies.
+ */
+import { parseProvides, parseRelations, type Relation } from '../deb/relations.js';
+import { compareDebianVersions, satisfiesRelation } from '../deb/version.js';
+import { rangesOverlap, type DepRange } from '../rpm/relations.js';
+import { parseRichDependency, type RichDep } from '../rpm/rich.js';
+import { Sense } from '../rpm/tags.js';
+import { compareEvr, parseEvr } from '../rpm/vercmp.js';
+import type { DebCatalogRelations, RpmCatalogRelations, RpmRelation } from './catalog.js';
+import type { CatalogPackage, Requirement, ResolverFormat } from './resolve.js';
+
+/** Catalog and target look-ups by name; the service backs them with (memoised) queries. */
+export interface NameLookups {
+  /** Catalog packages called `name`. */
+  byName(name: string): Promise<CatalogPackage[]>;
+  /** Catalog packages providing `name` (Provides or, RPM, a file path), with the provided version/flags. */
+  providers(name: string): Promise<Array<{ pkg: CatalogPackage; version: string | null; flags: number | null }>>;
+  /** The target distribution's rows for `name`: its own packages (kind `package`), provides and files. */
+  target(name: string): Promise<Array<{ kind: string; version: string | null; flags: number | null }>>;
+}
+
+const debMatches = (rel: Relation, version: string | null): boolean =>
+  rel.constraint === null || (version !== null && satisfiesRelation(version, rel.constraint.op, rel.constraint.version));
+
+function debProvides(pkg: CatalogPackage): Array<{ name: string; version: string | null }> {
+  try {
+    return parseProvides((pkg.relations as DebCatalogRelations).provides);
+  } catch {
+    return [];
+  }
+}
+
+export function debFormat(lookups: NameLookups, accepted: readonly string[]): ResolverFormat<Relation> {
+  const archOk = (pkg: CatalogPackage) => accepted.includes(pkg.arch);
+  return {
+    requirements(pkg) {
+      const rel = pkg.relations as DebCatalogRelations;
+      return [...parseRelations(rel.preDepends, 'Pre-Depends'), ...parseRelations(rel.depends, 'Depends')];
+    },
+    nameOf: (alt) => alt.name,
+    satisfiedBy(alt, pkg) {
+      if (pkg.name === alt.name && debMatches(alt, pkg.version)) return true;
+      return debProvides(pkg).some((p) => p.name === alt.name && debMatches(alt, p.version));
+    },
+    async candidates(alt) {
+      const real = (await lookups.byName(alt.name)).filter((p) => archOk(p) && debMatches(alt, p.version));
+      real.sort((a, b) => compareDebianVersions(b.version, a.version));
+      const virtual = (await lookups.providers(alt.name)).filter((p) => archOk(p.pkg) && debMatches(alt, p.version)).map((p) => p.pkg);
+      virtual.sort((a, b) => a.name.localeCompare(b.name) || compareDebianVersions(b.version, a.version));
+      return [...real, ...virtual];
+    },
+    async presentInTarget(alt) {
+      return (await lookups.target(alt.name)).some((row) => debMatches(alt, row.version));
+    },
+  };
+}
+
+const evrOrder = (a: string, b: string) => compareEvr(parseEvr(a), parseEvr(b));
+
+/** One alternative of an RPM requirement: a plain (versioned) name or a file path. */
+export type RpmAlternative = RpmRelation;
+
+/** Rich dependencies as requirement groups: `and` splits, `or` gives alternatives; conditionals are not required. */
+function richRequirements(dep: RichDep, text: string): Requirement<RpmAlternative>[] {
+  if (dep.op === 'simple') return [{ text, alternatives: [{ name: dep.name, flags: dep.flags, evr: dep.evr }] }];
+  if (dep.op === 'and') return dep.args.flatMap((a) => richRequirements(a, text));
+  if (dep.op === 'or') return [{ text, alternatives: dep.args.flatMap((a) => richRequirements(a, text).flatMap((r) => r.alternatives)) }];
+  if (dep.op === 'with') return dep.args[0] ? richRequirements(dep.args[0], text) : [];
+  // `if` / `unless` / `without` hold only depending on what else is installed: not pulled in.
+  return [];
+}
+
+export function rpmFormat(lookups: NameLookups, accepted: readonly string[]): ResolverFormat<RpmAlternative> {
+  const archOk = (pkg: CatalogPackage) => accepted.includes(pkg.arch);
+  const selfRange = (pkg: CatalogPackage): DepRange => ({ flags: Sense.EQUAL, evr: pkg.version });
+  return {
+    requirements(pkg) {
+      const seen = new Set<string>();
+      const out: Requirement<RpmAlternative>[] = [];
+      for (const req of (pkg.relations as RpmCatalogRelations).requires) {
+        const key = `${req.name}\0${req.flags & (Sense.LESS | Sense.GREATER | Sense.EQUAL)}\0${req.evr}`;
+        if (seen.has(key) || req.name.startsWith('rpmlib(')) continue;
+        seen.add(key);
+        const text = req.evr ? `${req.name} ${['', '<', '>', '', '=', '<=', '>=', ''][(req.flags >> 1) & 7] ?? ''} ${req.evr}` : req.name;
+        const rich = req.name.startsWith('(') ? parseRichDependency(req.name) : null;
+        out.push(...(rich ? richRequirements(rich, req.name) : [{ text: text.replace(/\s+/g, ' ').trim(), alternatives: [req] }]));
+      }
+      return out;
+    },
+    nameOf: (alt) => alt.name,
+    satisfiedBy(alt, pkg) {
+      const rel = pkg.relations as RpmCatalogRelations;
+      if (pkg.name === alt.name && rangesOverlap(selfRange(pkg), alt)) return true;
+      if (alt.name.startsWith('/')) return rel.files.includes(alt.name);
+      return rel.provides.some((p) => p.name === alt.name && rangesOverlap(p, alt));
+    },
+    async candidates(alt) {
+      const real = (await lookups.byName(alt.name)).filter((p) => archOk(p) && rangesOverlap(selfRange(p), alt));
+      real.sort((a, b) => evrOrder(b.version, a.version));
+      const provided = (await lookups.providers(alt.name))
+        .filter((p) => archOk(p.pkg) && (alt.name.startsWith('/') || rangesOverlap({ flags: p.flags ?? 0, evr: p.version ?? '' }, alt)))
+        .map((p) => p.pkg);
+      provided.sort((a, b) => a.name.localeCompare(b.name) || evrOrder(b.version, a.version));
+      return [...real, ...provided];
+    },
+    async presentInTarget(alt) {
+      return (await lookups.target(alt.name)).some((row) =>
+        row.kind === 'file' ? alt.name.startsWith('/') : rangesOverlap({ flags: row.flags ?? (row.version ? Sense.EQUAL : 0), evr: row.version ?? '' }, alt));
+    },
+  };
+}

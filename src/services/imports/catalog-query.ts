@@ -1,0 +1,160 @@
+/**
+ * Reading the synced catalogs: search, and dependency resolution against the catalogs of the
+ * sources mapped to a distribution, skipping what that distribution already publishes.
+ * Only each source's current generation is visible.
+ */
+import { sql } from 'kysely';
+import type { Db } from '../../adapters/db/index.js';
+import type { ImportCatalogTable } from '../../adapters/db/import-schema.js';
+import { findDistribution } from '../../domain/distributions.js';
+import { DomainError } from '../../domain/errors.js';
+import type { CatalogEntry } from '../../domain/imports/catalog.js';
+import { resolveClosure, type CatalogPackage, type Closure, type ResolverFormat } from '../../domain/imports/resolve.js';
+import { debFormat, rpmFormat, type NameLookups } from '../../domain/imports/resolve-formats.js';
+import { compareDebianVersions } from '../../domain/deb/version.js';
+import { compareEvr, parseEvr } from '../../domain/rpm/vercmp.js';
+import { providesLookup } from '../packages/package-store.js';
+import { currentGenerations } from './catalog-store.js';
+
+export const catalogEmpty = () =>
+  new DomainError('invalid', 'catalog_empty', 'No import catalog yet: add a source and synchronise it (POST /import/sync)');
+
+export interface CatalogItem {
+  name: string;
+  package: string;
+  version: string;
+  arch: string;
+  format: string;
+  summary: string;
+  size: number;
+  sha256: string;
+  filename: string;
+  source_id: string;
+  source: string;
+  distribution: string;
+}
+
+interface Visible {
+  generations: Map<string, number>;
+  sources: Map<string, { name: string; distribution: string }>;
+}
+
+export class CatalogQuery {
+  constructor(private readonly db: Db) {}
+
+  private async visible(filter: { sourceId?: string; distribution?: string } = {}): Promise<Visible> {
+    let query = this.db.selectFrom('import_sources').select(['id', 'name', 'distribution']);
+    if (filter.sourceId) query = query.where('id', '=', filter.sourceId);
+    if (filter.distribution) query = query.where('distribution', '=', filter.distribution);
+    const rows = await query.execute();
+    const generations = await currentGenerations(this.db, rows.map((r) => r.id));
+    return { generations, sources: new Map(rows.map((r) => [r.id, { name: r.name, distribution: r.distribution }])) };
+  }
+
+  /** Packages whose name contains `q` (exact matches first); catalog_empty when nothing was synced. */
+  async search(q: string, page: number, perPage: number, sourceId?: string): Promise<{ items: CatalogItem[]; total: number }> {
+    const visible = await this.visible({ sourceId });
+    if (visible.generations.size === 0) throw catalogEmpty();
+    const needle = q.trim().toLowerCase();
+    const pattern = `%${needle.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    const base = () => this.db.selectFrom('import_catalog').where((eb) => eb.or(
+      [...visible.generations].map(([id, generation]) => eb.and([eb('source_id', '=', id), eb('generation', '=', generation)])),
+    )).where(sql<boolean>`lower(name) like ${pattern} escape '\\'`);
+    const total = Number((await base().select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst())?.n ?? 0);
+    const rows = await base()
+      .selectAll()
+      .orderBy((eb) => eb.case().when(eb.fn('lower', ['name']), '=', needle).then(0).else(1).end())
+      .orderBy('name')
+      .orderBy('source_id')
+      .orderBy('seq')
+      .limit(perPage)
+      .offset((page - 1) * perPage)
+      .execute();
+    return { total, items: rows.map((r) => this.item(r, visible)) };
+  }
+
+  private item(r: ImportCatalogTable, visible: Visible): CatalogItem {
+    const source = visible.sources.get(r.source_id);
+    return {
+      name: r.name, package: r.name, version: r.version, arch: r.arch, format: r.format, summary: r.summary,
+      size: Number(r.size), sha256: r.sha256, filename: r.location, source_id: r.source_id,
+      source: source?.name ?? '', distribution: source?.distribution ?? '',
+    };
+  }
+
+  /** The dependency closure of `name` for `distribution` (404 unknown, 424 no catalog). */
+  async resolve(name: string, options: { distribution?: string; arch?: string; version?: string }): Promise<{ distribution: string; root: CatalogPackage; closure: Closure; sources: Visible['sources'] }> {
+    const distribution = await this.pickDistribution(name, options.distribution);
+    const dist = findDistribution(distribution);
+    if (!dist) throw new DomainError('not_found', 'unknown_distribution', `Unknown distribution ${distribution}`);
+    const visible = await this.visible({ distribution });
+    if (visible.generations.size === 0) throw catalogEmpty();
+    const accepted = options.arch ? [options.arch, dist.format === 'deb' ? 'all' : 'noarch'] : [...dist.acceptedArchitectures];
+    const lookups = this.lookups(visible, distribution);
+    const order = dist.format === 'deb' ? compareDebianVersions : (a: string, b: string) => compareEvr(parseEvr(a), parseEvr(b));
+    const roots = (await lookups.byName(name)).filter((p) => accepted.includes(p.arch) && (!options.version || p.version === options.version));
+    roots.sort((a, b) => order(b.version, a.version));
+    const root = roots[0];
+    if (!root) {
+      const what = options.version ? `${name} ${options.version}` : name;
+      throw new DomainError('not_found', 'package_not_found', `${what} is not in the catalogs of ${distribution}`);
+    }
+    const format = (dist.format === 'deb' ? debFormat(lookups, accepted) : rpmFormat(lookups, accepted)) as ResolverFormat<unknown>;
+    return { distribution, root, closure: await resolveClosure(root, format), sources: visible.sources };
+  }
+
+  /** Without a distribution given, the one whose sources list the package (the first, by name). */
+  private async pickDistribution(name: string, given?: string): Promise<string> {
+    if (given) return given;
+    const visible = await this.visible();
+    if (visible.generations.size === 0) throw catalogEmpty();
+    const lookups = this.lookups(visible, '');
+    const found = await lookups.byName(name);
+    const dists = [...new Set(found.map((p) => visible.sources.get(p.sourceId)?.distribution ?? ''))].filter(Boolean).sort();
+    if (dists.length === 0) throw new DomainError('not_found', 'package_not_found', `${name} is not in any import catalog`);
+    return dists[0]!;
+  }
+
+  /** Memoised look-ups for one resolution. */
+  private lookups(visible: Visible, distribution: string): NameLookups {
+    const scope = [...visible.generations];
+    const inScope = <T extends { source_id: string; generation: number }>(rows: T[]) => rows.filter((r) => visible.generations.get(r.source_id) === Number(r.generation));
+    const ids = scope.map(([id]) => id);
+    const memo = <T>(fn: (name: string) => Promise<T>) => {
+      const cache = new Map<string, Promise<T>>();
+      return (name: string) => {
+        let hit = cache.get(name);
+        if (!hit) cache.set(name, (hit = fn(name)));
+        return hit;
+      };
+    };
+    const target = distribution ? providesLookup(this.db, distribution) : null;
+    return {
+      byName: memo(async (name) => {
+        if (ids.length === 0) return [];
+        const rows = await this.db.selectFrom('import_catalog').selectAll().where('source_id', 'in', ids).where('name', '=', name).execute();
+        return inScope(rows).map(toPackage);
+      }),
+      providers: memo(async (name) => {
+        if (ids.length === 0) return [];
+        const rows = await this.db
+          .selectFrom('import_catalog_provides as p')
+          .innerJoin('import_catalog as c', (join) => join.onRef('c.source_id', '=', 'p.source_id').onRef('c.generation', '=', 'p.generation').onRef('c.seq', '=', 'p.seq'))
+          .selectAll('c')
+          .select(['p.version as provided_version', 'p.flags as provided_flags'])
+          .where('p.source_id', 'in', ids)
+          .where('p.name', '=', name)
+          .execute();
+        return inScope(rows).map((r) => ({ pkg: toPackage(r), version: r.provided_version, flags: r.provided_flags === null ? null : Number(r.provided_flags) }));
+      }),
+      target: memo(async (name) => (target ? (await target([name])).filter((r) => r.name === name) : [])),
+    };
+  }
+}
+
+function toPackage(r: ImportCatalogTable): CatalogPackage {
+  return {
+    sourceId: r.source_id, format: r.format as CatalogEntry['format'], name: r.name, version: r.version, arch: r.arch,
+    location: r.location, size: Number(r.size), sha256: r.sha256, summary: r.summary, relations: JSON.parse(r.relations) as CatalogEntry['relations'],
+  };
+}
