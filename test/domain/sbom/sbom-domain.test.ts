@@ -7,7 +7,8 @@ import { classify } from '../../../src/domain/sbom/inner/index.js';
 import { parsePythonMetadata } from '../../../src/domain/sbom/inner/python.js';
 import { parsePackageLock } from '../../../src/domain/sbom/inner/npm.js';
 import { debCopyrightLicense, looksLikeSpdxExpression, spdxLicense } from '../../../src/domain/sbom/license.js';
-import type { SbomVulnerability } from '../../../src/domain/sbom/model.js';
+import type { DocumentPlan, SbomPackage, SbomVulnerability } from '../../../src/domain/sbom/model.js';
+import { documentText } from '../../../src/domain/sbom/stream.js';
 import { debPurl, purl, rpmPurl, vendorOf } from '../../../src/domain/sbom/purl.js';
 import { goBuildInfoBlob } from '../../helpers/go-buildinfo.js';
 
@@ -83,5 +84,18 @@ describe('analysis state', () => {
     assert.equal(analysisOf({ status: 'pending_review', decision: null }, v)?.state, 'in_triage');
     assert.equal(analysisOf({ status: 'published', decision: null }, { ...v, policyAction: 'allow' }), null);
     assert.equal(analysisOf({ status: 'published', decision: decision('accept_risk') }, { ...v, id: 'CVE-2', policyAction: 'allow' }), null);
+  });
+});
+
+describe('document streaming', () => {
+  it('writes a section in pieces of about 32 KiB that join into the same JSON', async () => {
+    const pkgs = Array.from({ length: 300 }, (_, i) => ({ name: `p${i}`, pad: 'x'.repeat(500) }) as unknown as SbomPackage);
+    const plan: DocumentPlan = { head: { kind: 'test' }, sections: [{ key: 'items', items: (p) => [p] }, { key: 'none', items: () => [] }] };
+    const pieces: string[] = [];
+    for await (const piece of documentText(plan, async function* () { yield pkgs.slice(0, 150); yield pkgs.slice(150); })) pieces.push(piece);
+    assert.ok(pieces.length > 4, `${pieces.length} pieces`);
+    // No piece is a whole batch (75 KB): each stops at the first package past 32 KiB.
+    assert.ok(pieces.every((p) => p.length < 32 * 1024 + 600), String(pieces.map((p) => p.length)));
+    assert.deepEqual(JSON.parse(pieces.join('')), { kind: 'test', items: pkgs });
   });
 });
