@@ -65,6 +65,9 @@ export async function startClamd(options: ClamdOptionsForTest = {}): Promise<Run
     'Foreground true',
     'SelfCheck 3600',
     'ScanArchive true',
+    // As the README advises: RELOAD blocks until the new signatures are active, so the VERSION the
+    // update asks for afterwards answers only once they are (the default reloads in the background).
+    'ConcurrentDatabaseReload no',
     ...(tcpPort !== undefined ? [`TCPSocket ${tcpPort}`, 'TCPAddr 127.0.0.1'] : []),
     ...(options.streamMaxLength ? [`StreamMaxLength ${options.streamMaxLength}`] : []),
   ];
