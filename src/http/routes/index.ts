@@ -10,6 +10,7 @@ import { downloadRoutes } from './downloads.js';
 import { gpgRoutes } from './gpg.js';
 import { healthRoutes } from './health.js';
 import { importCatalogRoutes } from './import-catalog.js';
+import { importFetchRoutes } from './import-fetch.js';
 import { importSourceRoutes } from './import-sources.js';
 import { securityRoutes } from './security.js';
 import { securityAdminRoutes } from './security-admin.js';
@@ -39,4 +40,5 @@ export async function apiRoutes(app: App, ctx: AppContext): Promise<void> {
   await sbomRoutes(app, ctx);
   await importSourceRoutes(app, ctx);
   await importCatalogRoutes(app, ctx);
+  await importFetchRoutes(app, ctx);
 }

@@ -5,7 +5,10 @@ import type { Db } from '../../adapters/db/index.js';
 import { isoUtc } from '../../domain/time.js';
 import { nextSlot, type JobScheduler } from '../jobs.js';
 import type { SettingsService } from '../settings.js';
+import type { Repository } from '../repository.js';
 import { CatalogQuery } from './catalog-query.js';
+import { ImportGroups } from './groups.js';
+import { Importer } from './importer.js';
 import { SourceStore, stateView } from './source-store.js';
 import { SyncService } from './sync.js';
 
@@ -21,16 +24,25 @@ export interface ImportDeps {
   settings: SettingsService;
   jobs: JobScheduler;
   edition: 'community' | 'enterprise';
+  repo: Repository;
+  maxPackageBytes: number;
 }
 
 export class ImportService {
   readonly sources: SourceStore;
   readonly syncs: SyncService;
   readonly catalog: CatalogQuery;
+  readonly importer: Importer;
+  readonly groups: ImportGroups;
 
   constructor(private readonly deps: ImportDeps) {
     this.sources = new SourceStore(deps.db);
     this.catalog = new CatalogQuery(deps.db);
+    this.importer = new Importer({
+      db: deps.db, audit: deps.audit, catalog: this.catalog, sources: this.sources, uploads: deps.repo.uploads,
+      tempDir: deps.repo.files.tempDir, maxPackageBytes: deps.maxPackageBytes,
+    });
+    this.groups = new ImportGroups({ db: deps.db, audit: deps.audit, lifecycle: deps.repo.lifecycle });
     this.syncs = new SyncService({ db: deps.db, sources: this.sources, audit: deps.audit, log: deps.log, dataDir: deps.dataDir });
   }
 

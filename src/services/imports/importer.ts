@@ -1,0 +1,187 @@
+/**
+ * Importing catalog packages (POST /import/fetch, /import/batch, /import/packages): resolve the
+ * closure, download each file, check its size and SHA-256 against the signed catalog, then run
+ * the upload pipeline with that SHA-256 as the claimed one (provenance `verified`). Dependencies
+ * go first so each package's dependency check sees them. Each call is an import group; each
+ * package is audited as IMPORT. One download per package at a time in this process: a second
+ * import of the same file waits for the first and then finds it stored.
+ */
+import { randomBytes } from 'node:crypto';
+import { rm } from 'node:fs/promises';
+import type { AuditLog } from '../../adapters/audit/audit-log.js';
+import type { Db } from '../../adapters/db/index.js';
+import { fetchToFile, upstreamUrl } from '../../adapters/upstream/fetcher.js';
+import { DomainError } from '../../domain/errors.js';
+import type { CatalogPackage } from '../../domain/imports/resolve.js';
+import { isoUtc } from '../../domain/time.js';
+import { findPackage } from '../packages/package-store.js';
+import type { UploadResult, UploadService } from '../upload.js';
+import type { CatalogQuery } from './catalog-query.js';
+import type { SourceStore } from './source-store.js';
+
+export interface ImportRequest {
+  name: string;
+  version?: string;
+  arch?: string;
+  distribution?: string;
+}
+
+export interface ImportOptions {
+  withDependencies: boolean;
+  group?: string;
+  user: string | null;
+  ip: string | null;
+}
+
+export interface ImportedPackage {
+  name: string;
+  version: string;
+  arch: string;
+  distribution: string;
+  source_id: string;
+  required_by: string | null;
+  relation: string | null;
+  /** Pipeline outcome, `already_present` when the same file was stored before, or `failed`. */
+  status: string;
+  provenance: string | null;
+  detail: string | null;
+  code: string | null;
+  result: UploadResult | null;
+}
+
+export interface ImportSummary {
+  published: number;
+  pending_review: number;
+  quarantined: number;
+  rejected: number;
+  failed: number;
+  already_present: number;
+}
+
+export interface ImportReport {
+  group: string;
+  packages: ImportedPackage[];
+  unsatisfiable: Array<{ required_by: string; relation: string; reason: string }>;
+  summary: ImportSummary;
+}
+
+export type ImportEvent =
+  | { event: 'resolved'; total: number; packages: Array<{ name: string; version: string; arch: string }> }
+  | { event: 'package'; index: number; total: number; package: ImportedPackage };
+
+export interface ImporterDeps {
+  db: Db;
+  audit: AuditLog;
+  catalog: CatalogQuery;
+  sources: SourceStore;
+  uploads: UploadService;
+  tempDir: string;
+  maxPackageBytes: number;
+}
+
+const GROUP = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+
+export class Importer {
+  private readonly inFlight = new Map<string, Promise<ImportedPackage>>();
+
+  constructor(private readonly deps: ImporterDeps) {}
+
+  async run(requests: ImportRequest[], options: ImportOptions, onEvent: (event: ImportEvent) => void = () => undefined): Promise<ImportReport> {
+    if (options.group !== undefined && !GROUP.test(options.group)) {
+      throw new DomainError('invalid', 'invalid_group', 'group: letters, digits, ".", "_" or "-", at most 100');
+    }
+    const plan = new Map<string, { pkg: CatalogPackage; distribution: string; requiredBy: string | null; relation: string | null; depth: number }>();
+    const unsatisfiable: ImportReport['unsatisfiable'] = [];
+    for (const request of requests) {
+      const { distribution, root, closure } = await this.deps.catalog.resolve(request.name, request);
+      const selected = options.withDependencies ? closure.selected : closure.selected.filter((s) => s.pkg === root);
+      for (const s of selected) {
+        const key = `${distribution}\0${s.pkg.name}\0${s.pkg.version}\0${s.pkg.arch}`;
+        const known = plan.get(key);
+        if (!known || known.depth < s.depth) plan.set(key, { pkg: s.pkg, distribution, requiredBy: s.requiredBy, relation: s.relation, depth: Math.max(s.depth, known?.depth ?? 0) });
+      }
+      if (options.withDependencies) unsatisfiable.push(...closure.unsatisfiable.map((u) => ({ required_by: u.requiredBy, relation: u.relation, reason: u.reason })));
+    }
+    // Deepest first: a package's dependencies are stored before the package itself.
+    const ordered = [...plan.values()].sort((a, b) => b.depth - a.depth);
+    const group = options.group ?? `import-${isoUtc().replace(/[-:T.Z+]/g, '').slice(0, 14)}-${randomBytes(3).toString('hex')}`;
+    const distributions = [...new Set(ordered.map((p) => p.distribution))];
+    await this.deps.db.insertInto('import_groups')
+      .values({ name: group, distribution: distributions.join(','), created_by: options.user, created_at: isoUtc() })
+      .onConflict((oc) => oc.column('name').doNothing())
+      .execute();
+    onEvent({ event: 'resolved', total: ordered.length, packages: ordered.map((p) => ({ name: p.pkg.name, version: p.pkg.version, arch: p.pkg.arch })) });
+    const packages: ImportedPackage[] = [];
+    for (const [index, item] of ordered.entries()) {
+      const result = await this.once(item.distribution, item.pkg, () => this.importOne(item.pkg, item.distribution, options));
+      const reported = { ...result, required_by: item.requiredBy, relation: item.relation };
+      await this.remember(group, reported, item.pkg);
+      await this.deps.audit.record({
+        action: 'IMPORT', user: options.user, ip: options.ip, package: reported.name, version: reported.version,
+        result: reported.status === 'published' || reported.status === 'already_present' ? 'SUCCESS' : reported.status === 'failed' || reported.status === 'rejected' ? 'FAILURE' : 'WARNING',
+        detail: `group=${group}; distribution=${item.distribution}; source=${item.pkg.sourceId}; status=${reported.status}; sha256=${item.pkg.sha256}${reported.detail ? `; ${reported.detail}` : ''}`,
+      });
+      packages.push(reported);
+      onEvent({ event: 'package', index: index + 1, total: ordered.length, package: reported });
+    }
+    return { group, packages, unsatisfiable, summary: summarise(packages) };
+  }
+
+  /** Joins an import of the same file already under way in this process. */
+  private once(distribution: string, pkg: CatalogPackage, work: () => Promise<ImportedPackage>): Promise<ImportedPackage> {
+    const key = `${distribution}\0${pkg.sha256}`;
+    const running = this.inFlight.get(key);
+    if (running) return running.then(() => work());
+    const task = work().finally(() => this.inFlight.delete(key));
+    this.inFlight.set(key, task);
+    return task;
+  }
+
+  private async importOne(pkg: CatalogPackage, distribution: string, options: ImportOptions): Promise<ImportedPackage> {
+    const base: ImportedPackage = {
+      name: pkg.name, version: pkg.version, arch: pkg.arch, distribution, source_id: pkg.sourceId, required_by: null, relation: null,
+      status: 'failed', provenance: null, detail: null, code: null, result: null,
+    };
+    const stored = await findPackage(this.deps.db, distribution, pkg.name, pkg.version, pkg.arch);
+    if (stored && stored.sha256 === pkg.sha256) return { ...base, status: 'already_present', detail: `already stored as ${stored.status}` };
+    try {
+      if (pkg.size > this.deps.maxPackageBytes) throw new DomainError('too_large', 'file_too_large', `${pkg.name} is ${pkg.size} bytes, more than MAX_UPLOAD_MB allows`);
+      const source = await this.deps.sources.get(pkg.sourceId);
+      const url = upstreamUrl((source.type === 'apt' ? source.url : source.baseurl)!, pkg.location);
+      const file = await fetchToFile(url, { maxBytes: pkg.size, timeoutMs: 15 * 60_000 }, this.deps.tempDir);
+      if (!file) throw new DomainError('not_found', 'upstream_missing', `${pkg.location} is listed in the signed index but the upstream does not have it`);
+      // The pipeline's provenance step compares the bytes with the signed index's SHA-256; the
+      // size is checked here, as the download cap already bounds it from above.
+      if (file.size !== pkg.size) {
+        await rm(file.path, { force: true });
+        throw new DomainError('invalid', 'checksum_mismatch', `${pkg.location} is ${file.size} bytes, the signed index says ${pkg.size}`);
+      }
+      const answer = await this.deps.uploads.upload({ distribution, file, claimedSha256: pkg.sha256, user: options.user, ip: options.ip });
+      const body = answer.body;
+      return {
+        ...base, status: answer.httpStatus === 200 ? 'already_present' : body.status, provenance: body.pipeline.provenance ?? null,
+        detail: body.detail ?? (body.reasons.length ? body.reasons.join(' | ') : null), code: body.code ?? null, result: body,
+      };
+    } catch (error) {
+      if (!(error instanceof DomainError)) throw error;
+      return { ...base, status: 'failed', detail: error.message, code: error.code };
+    }
+  }
+
+  private async remember(group: string, item: ImportedPackage, pkg: CatalogPackage): Promise<void> {
+    const row = await findPackage(this.deps.db, item.distribution, item.name, item.version, item.arch);
+    if (!row || row.sha256 !== pkg.sha256) return;
+    await this.deps.db.insertInto('import_group_packages')
+      .values({ group_name: group, package_id: row.id, source_id: pkg.sourceId, name: row.name, version: row.version, arch: row.arch, status: item.status, created_at: isoUtc() })
+      .onConflict((oc) => oc.columns(['group_name', 'package_id']).doNothing())
+      .execute();
+  }
+}
+
+function summarise(packages: ImportedPackage[]): ImportSummary {
+  const count = (status: string) => packages.filter((p) => p.status === status).length;
+  return {
+    published: count('published'), pending_review: count('pending_review'), quarantined: count('quarantined'),
+    rejected: count('rejected'), failed: count('failed'), already_present: count('already_present'),
+  };
+}

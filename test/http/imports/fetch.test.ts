@@ -1,0 +1,155 @@
+/**
+ * Importing from synced catalogs through the upload pipeline: single fetch with and without
+ * dependencies, SSE progress, batch, /import/packages, groups and their deletion, a package
+ * whose upstream bytes differ from the signed index, concurrent imports of one closure.
+ */
+import assert from 'node:assert/strict';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { backends, bearer, startTestApp, type TestApp } from '../../helpers/app.js';
+import { makeTempDir } from '../../helpers/tmp.js';
+import { buildAptRepo, buildRpmRepo, makeGpgKey, serveDir, type StaticServer } from '../../helpers/upstream.js';
+
+interface Fixture {
+  dir: string;
+  key: string;
+  server: StaticServer;
+  cleanup(): Promise<void>;
+}
+
+async function fixture(): Promise<Fixture> {
+  const tmp = await makeTempDir('tollgate-import-fetch-');
+  const key = await makeGpgKey(join(tmp.dir, 'gpg'));
+  await buildAptRepo(join(tmp.dir, 'apt'), key, [
+    { name: 'app', version: '1.0', depends: 'libone (>= 1), virtual-two' },
+    { name: 'libone', version: '1.1', depends: 'libbase' },
+    { name: 'libbase', version: '3.0', arch: 'all' },
+    { name: 'two-impl', version: '2.0', provides: 'virtual-two' },
+    { name: 'solo', version: '1.0', depends: 'libbase' },
+    { name: 'tool-a', version: '1.0' },
+    { name: 'tool-b', version: '1.0' },
+    { name: 'spoiled', version: '1.0' },
+    { name: 'race', version: '1.0', depends: 'race-lib' },
+    { name: 'race-lib', version: '1.0' },
+  ]);
+  await buildRpmRepo(join(tmp.dir, 'rpm'), key, [
+    { name: 'rpm-app', version: '1.0', requires: ['rpm-lib >= 2'] },
+    { name: 'rpm-lib', version: '2.0' },
+  ]);
+  const server = await serveDir(tmp.dir);
+  return { dir: tmp.dir, key: key.armoredPublic, server, async cleanup() { await server.close(); await tmp.cleanup(); } };
+}
+
+interface Imported { name: string; version: string; status: string; provenance: string | null; code: string | null; required_by: string | null }
+interface Report { group: string; packages: Imported[]; summary: Record<string, number>; unsatisfiable: unknown[] }
+
+for (const backend of backends()) {
+  describe(`import fetch, batch and groups (${backend})`, () => {
+    let app: TestApp;
+    let fx: Fixture;
+    let admin: Record<string, string>;
+    let uploader: Record<string, string>;
+    before(async () => {
+      [app, fx] = await Promise.all([startTestApp({ backend }), fixture()]);
+      admin = bearer(await app.tokenFor('admin'));
+      uploader = bearer(await app.tokenFor('uploader'));
+      for (const body of [
+        { name: 'up-apt', type: 'apt', url: `${fx.server.url}/apt`, suite: 'stable', key: fx.key, distribution: 'bookworm' },
+        { name: 'up-rpm', type: 'rpm', baseurl: `${fx.server.url}/rpm`, key: fx.key, distribution: 'rocky9' },
+      ]) {
+        const created = await app.app.inject({ method: 'POST', url: '/import/sources', headers: admin, payload: body });
+        assert.equal((await app.app.inject({ method: 'POST', url: `/import/sync/${created.json().id}`, headers: admin })).json().status, 'synced');
+      }
+    });
+    after(async () => {
+      await app?.close();
+      await fx?.cleanup();
+    });
+    const post = async (url: string, payload: unknown, headers = uploader): Promise<Report> => {
+      const res = await app.app.inject({ method: 'POST', url, headers, payload: payload as Record<string, unknown> });
+      assert.equal(res.statusCode, 200, res.body);
+      return res.json() as Report;
+    };
+    const audits = async (action: string) => app.ctx.db.selectFrom('audit_index').select(['package', 'result', 'detail']).where('action', '=', action).execute();
+
+    it('fetches one package without its dependencies, verified against the signed index', async () => {
+      const r = await post('/import/fetch', { name: 'solo', distribution: 'bookworm', with_dependencies: false });
+      assert.deepEqual(r.packages.map((p) => [p.name, p.status, p.provenance]), [['solo', 'published', 'verified']]);
+      assert.equal(r.summary.published, 1);
+      assert.ok((await audits('IMPORT')).some((a) => a.package === 'solo' && a.result === 'SUCCESS'));
+      const again = await post('/import/fetch', { package: 'solo', with_dependencies: false });
+      assert.equal(again.packages[0]!.status, 'already_present');
+    });
+
+    it('fetches a closure with SSE progress: dependencies first, each with its outcome, then the sums', async () => {
+      const res = await app.app.inject({ method: 'POST', url: '/import/fetch', headers: { ...uploader, accept: 'text/event-stream' }, payload: { name: 'app', distribution: 'bookworm' } });
+      assert.equal(res.statusCode, 200);
+      assert.match(String(res.headers['content-type']), /text\/event-stream/);
+      const events = res.body.split('\n\n').filter(Boolean).map((b) => ({ event: /^event: (.*)$/m.exec(b)![1], data: JSON.parse(/^data: (.*)$/m.exec(b)![1]!) }));
+      assert.equal(events[0]!.event, 'resolved');
+      assert.equal(events[0]!.data.total, 4);
+      const progress = events.filter((e) => e.event === 'package').map((e) => e.data.package as Imported);
+      assert.deepEqual(progress.map((p) => p.name), ['libbase', 'libone', 'two-impl', 'app']);
+      assert.ok(progress.every((p) => p.status === 'published' && p.provenance === 'verified'));
+      assert.equal(progress.find((p) => p.name === 'libbase')!.required_by, 'libone');
+      const result = events.at(-1)!;
+      assert.equal(result.event, 'result');
+      assert.deepEqual(result.data.summary, { published: 4, pending_review: 0, quarantined: 0, rejected: 0, failed: 0, already_present: 0 });
+      const artifact = await app.app.inject({ method: 'GET', url: '/artifacts/libone', headers: uploader });
+      assert.equal(artifact.statusCode, 200);
+    });
+
+    it('imports a batch as a named group, lists it and deletes it with its packages', async () => {
+      const r = await post('/import/batch', { packages: [{ name: 'tool-a' }, { package: 'tool-b', distribution: 'bookworm' }], group: 'tools' });
+      assert.equal(r.group, 'tools');
+      assert.deepEqual(r.packages.map((p) => p.status), ['published', 'published']);
+      const listed = (await app.app.inject({ method: 'GET', url: '/import/groups', headers: bearer(await app.tokenFor('reader')) })).json() as Array<{ name: string; count: number; packages: Array<{ name: string }> }>;
+      const tools = listed.find((g) => g.name === 'tools')!;
+      assert.equal(tools.count, 2);
+      assert.deepEqual(tools.packages.map((p) => p.name), ['tool-a', 'tool-b']);
+      assert.equal((await app.app.inject({ method: 'DELETE', url: '/import/groups/tools?delete_packages=true', headers: uploader })).statusCode, 403);
+      const del = await app.app.inject({ method: 'DELETE', url: '/import/groups/tools?delete_packages=true', headers: admin });
+      assert.equal(del.statusCode, 200, del.body);
+      assert.deepEqual(del.json(), { group: 'tools', deleted_packages: 2, kept_packages: 0 });
+      assert.equal((await app.app.inject({ method: 'GET', url: '/artifacts/tool-a', headers: admin })).statusCode, 404);
+      assert.ok((await audits('IMPORT_GROUP_DELETE')).some((a) => String(a.detail).includes('group=tools')));
+      assert.equal((await app.app.inject({ method: 'DELETE', url: '/import/groups/tools', headers: admin })).statusCode, 404);
+    });
+
+    it('deleting a group keeps its packages by default, and never those another group holds', async () => {
+      const first = await post('/import/fetch', { name: 'rpm-app', group: 'rpm-one' }, admin);
+      assert.deepEqual(first.packages.map((p) => [p.name, p.status, p.provenance]), [['rpm-lib', 'published', 'verified'], ['rpm-app', 'published', 'verified']]);
+      const kept = (await app.app.inject({ method: 'DELETE', url: '/import/groups/rpm-one', headers: admin })).json();
+      assert.deepEqual(kept, { group: 'rpm-one', deleted_packages: 0, kept_packages: 2 });
+      assert.equal((await app.app.inject({ method: 'GET', url: '/artifacts/rpm-app', headers: admin })).statusCode, 200);
+      const p = await post('/import/packages', { packages: [{ name: 'tool-a' }], group: 'g1' }, admin);
+      assert.equal(p.packages[0]!.status, 'published');
+      await post('/import/packages', { name: 'tool-a', group: 'g2' }, admin);
+      assert.equal((await app.app.inject({ method: 'POST', url: '/import/packages', headers: uploader, payload: { name: 'tool-a' } })).statusCode, 403);
+      const d1 = (await app.app.inject({ method: 'DELETE', url: '/import/groups/g1?delete_packages=true', headers: admin })).json();
+      assert.equal(d1.deleted_packages, 0);
+      assert.equal((await app.app.inject({ method: 'GET', url: '/artifacts/tool-a', headers: admin })).statusCode, 200);
+    });
+
+    it('refuses a downloaded file that does not match the signed index, and answers 404 for unknown packages', async () => {
+      await writeFile(join(fx.dir, 'apt/pool/main/spoiled_1.0_amd64.deb'), 'not the signed bytes');
+      const r = await post('/import/fetch', { name: 'spoiled' });
+      assert.equal(r.packages[0]!.status, 'failed');
+      assert.equal(r.packages[0]!.code, 'checksum_mismatch');
+      assert.equal(r.summary.failed, 1);
+      assert.ok((await audits('IMPORT')).some((a) => a.package === 'spoiled' && a.result === 'FAILURE'));
+      assert.equal((await app.app.inject({ method: 'GET', url: '/artifacts/spoiled', headers: admin })).statusCode, 404);
+      const missing = await app.app.inject({ method: 'POST', url: '/import/fetch', headers: uploader, payload: { name: 'nope' } });
+      assert.equal(missing.statusCode, 404);
+      assert.equal((await app.app.inject({ method: 'POST', url: '/import/fetch', headers: uploader, payload: {} })).statusCode, 422);
+      assert.equal((await app.app.inject({ method: 'POST', url: '/import/fetch', headers: bearer(await app.tokenFor('reader')), payload: { name: 'solo' } })).statusCode, 403);
+    });
+
+    it('imports one closure twice at the same time without a conflict', async () => {
+      const [a, b] = await Promise.all([post('/import/fetch', { name: 'race' }), post('/import/fetch', { name: 'race' })]);
+      const statuses = [...a.packages, ...b.packages].map((p) => p.status).sort();
+      assert.deepEqual(statuses, ['already_present', 'already_present', 'published', 'published']);
+    });
+  });
+}
