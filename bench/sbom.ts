@@ -123,7 +123,8 @@ const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(0);
 
 async function run(label: string, databaseUrl: string | null) {
   const dir = await mkdtemp(join(tmpdir(), 'tollgate-bench-sbom-'));
-  const env = { ENV: 'test', DATA_DIR: dir, RATE_LIMITS: 'off', SIGNING_KEY_ALGORITHM: 'ed25519', EDITION: 'enterprise', ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) };
+  // BENCH_SERVICE_NODE_OPTIONS: flags for the service process only (e.g. --max-old-space-size=192).
+  const env = { NODE_OPTIONS: process.env.BENCH_SERVICE_NODE_OPTIONS ?? '', ENV: 'test', DATA_DIR: dir, RATE_LIMITS: 'off', SIGNING_KEY_ALGORITHM: 'ed25519', EDITION: 'enterprise', ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) };
   try {
     // Seeded here, then the bench's context closed: the service measured is a process of its own,
     // so the figures are its memory and not the seeding's.

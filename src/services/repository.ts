@@ -71,7 +71,7 @@ export async function createRepository(deps: RepositoryDeps): Promise<Repository
   );
   const cve = { scanner: noCveScanner as CveScanner };
   const uploads = new UploadService(
-    { db, files, publisher, antivirus, log, cve: { assess: (pkg, dist) => cve.scanner.assess(pkg, dist) } },
+    { db, files, publisher, antivirus, log, cve: { assess: (pkg, dist, path) => cve.scanner.assess(pkg, dist, path) } },
     deps.audit,
     deps.metrics,
   );

@@ -6,7 +6,7 @@ export function cveStep(deps: Pick<PipelineDeps, 'cve'>): PipelineStep {
   return {
     name: 'cve',
     async run(state) {
-      const assessment = await deps.cve.assess(state.pkg!, state.distribution);
+      const assessment = await deps.cve.assess(state.pkg!, state.distribution, state.path);
       if (!assessment) {
         state.cveStatus = 'not_scanned';
         return { name: 'cve', status: 'skipped', message: 'no vulnerability database configured (settings vuln_feeds, then POST /import/sync-security)', value: 'skipped' };

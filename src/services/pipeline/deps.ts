@@ -21,7 +21,8 @@ export interface CveAssessment {
 
 /** The vulnerability scanner as the pipeline sees it; null result = no database to scan with. */
 export interface CveScanner {
-  assess(pkg: InspectedPackage, dist: Distribution): Promise<CveAssessment | null>;
+  /** `path` is the uploaded file, for scanners that read what the package embeds. */
+  assess(pkg: InspectedPackage, dist: Distribution, path?: string): Promise<CveAssessment | null>;
 }
 
 /** The adapters and services the upload steps use. */

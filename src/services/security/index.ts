@@ -14,7 +14,9 @@ import { configuredFeeds, FeedSync, type SyncReport } from './feed-sync.js';
 import { notifyPendingReview } from './notices.js';
 import { SecurityQueries } from './queries.js';
 import { SecurityRescan } from './rescan.js';
-import { BuiltinCveScanner } from './scanner.js';
+import { InventoryStore } from '../sbom/inventory.js';
+import { catalogue } from '../sbom/payload.js';
+import { BuiltinCveScanner, type EmbeddedComponents } from './scanner.js';
 import { runExpiry, runSlaWarnings, type ScheduledDeps } from './scheduled.js';
 import { PackageTransitions } from './transitions.js';
 import { VulnDatabase } from './vuln-db.js';
@@ -42,7 +44,14 @@ export function createSecurity(ctx: Pick<AppContext, 'db' | 'settings' | 'metric
   const { db, settings, metrics, log, repo, audit, notifier, config } = ctx;
   const vulnDb = new VulnDatabase(db);
   const feeds = new FeedSync(db, vulnDb, join(config.dataDir, 'vulndb'), log, { fileRoot: config.feedsDir });
-  const scanner = new BuiltinCveScanner(vulnDb, settings, metrics);
+  // Embedded components (issue 10) as the SBOM catalogues them: the stored file's inventory is
+  // cached by SHA-256 and shared with the SBOM endpoints; an upload's file is read where it lies.
+  const inventories = new InventoryStore(db, repo.files);
+  const embedded: EmbeddedComponents = {
+    ofUpload: async (pkg, path) => (await catalogue(path, { format: pkg.format, name: pkg.name, metadata: pkg.metadata })).components,
+    ofStored: async (row) => (await inventories.forRows([row])).get(row.sha256)?.components ?? [],
+  };
+  const scanner = new BuiltinCveScanner(vulnDb, settings, metrics, embedded);
   const transitions = new PackageTransitions({ db, files: repo.files, publisher: repo.publisher, log });
   const decisions = new SecurityDecisions(db, settings, transitions, audit, notifier);
   // Links in notifications follow the runtime `app_url` setting, else APP_URL.

@@ -183,7 +183,8 @@ export class SecurityRescan {
   private async plan(row: PackageRow, preloaded: PreloadedEcosystem | undefined, now: Date): Promise<RescanPlan | null> {
     const dist = findDistribution(row.distribution);
     if (!dist) return null;
-    const result = await this.deps.scanner.scan(packageRefOf(inspectedFromRow(row)), dist, preloaded?.lookup, now, preloaded?.enrichment);
+    const components = await this.deps.scanner.storedComponents(row);
+    const result = await this.deps.scanner.scan(packageRefOf(inspectedFromRow(row)), dist, preloaded?.lookup, now, preloaded?.enrichment, components);
     if (!result) return null;
     const { evaluation, policy } = result;
     const previous = parseStoredFindings(row.findings).details;

@@ -21,8 +21,9 @@ import {
   type PolicyEvaluation,
   type Severity,
 } from '../../domain/security/index.js';
+import { componentLookup, COMPONENT_OSV_ECOSYSTEMS, matchComponents, type ComponentRef } from '../../domain/security/components.js';
 import { matchIdentities } from '../../domain/security/matcher.js';
-import { worseSeverity } from '../../domain/security/types.js';
+import { severityRank, worseSeverity } from '../../domain/security/types.js';
 import type { CveAssessment, CveScanner } from '../pipeline/deps.js';
 import type { SettingsSnapshot } from '../settings.js';
 import type { VulnDatabase } from './vuln-db.js';
@@ -96,18 +97,61 @@ function summaryMessage(findings: readonly StoredFinding[], evaluation: PolicyEv
   return `${findings.length} finding(s) (${parts.join(', ')}${kev ? `, ${kev} in KEV` : ''}): ${verdict}`;
 }
 
+/** A stored package as its embedded components are catalogued from (services/sbom). */
+export interface StoredPackageFile {
+  sha256: string;
+  format: string;
+  name: string;
+  metadata: string;
+}
+
+/** Where the components embedded in a package come from: the upload's file, or the stored one (cached by SHA-256). */
+export interface EmbeddedComponents {
+  ofUpload(pkg: InspectedPackage, path: string): Promise<readonly ComponentRef[]>;
+  ofStored(row: StoredPackageFile): Promise<readonly ComponentRef[]>;
+}
+
+const bySeverityThenCve = (a: { severity: Severity; cve_id: string }, b: { severity: Severity; cve_id: string }) =>
+  severityRank(b.severity) - severityRank(a.severity) || (a.cve_id < b.cve_id ? -1 : a.cve_id > b.cve_id ? 1 : 0);
+
 export class BuiltinCveScanner implements CveScanner {
   constructor(
     private readonly vulnDb: VulnDatabase,
     private readonly settings: SettingsSource,
     private readonly metrics: Pick<Metrics, 'cveFindings'>,
+    private readonly embedded: EmbeddedComponents | null = null,
   ) {}
 
-  /** Pipeline entry point: null when no vulnerability database was ever synced (step skipped). */
-  async assess(pkg: InspectedPackage, dist: Distribution): Promise<CveAssessment | null> {
-    const result = await this.scan(packageRefOf(pkg), dist);
+  /**
+   * Pipeline entry point: null when no vulnerability database was ever synced (step skipped).
+   * The payload is catalogued only when the feeds carry an ecosystem components are matched in:
+   * reading a whole data.tar again costs as much as the upload's own inspection.
+   */
+  async assess(pkg: InspectedPackage, dist: Distribution, path?: string): Promise<CveAssessment | null> {
+    const components = path && this.embedded && (await this.vulnDb.hasAnyOf(COMPONENT_OSV_ECOSYSTEMS)) ? await this.embedded.ofUpload(pkg, path) : [];
+    const result = await this.scan(packageRefOf(pkg), dist, undefined, new Date(), undefined, components);
     if (!result) return null;
     return this.assessmentOf(result);
+  }
+
+  /** The embedded components of a stored package, when the feeds carry an ecosystem they are matched in. */
+  async storedComponents(row: StoredPackageFile): Promise<readonly ComponentRef[]> {
+    if (!this.embedded || !(await this.vulnDb.hasAnyOf(COMPONENT_OSV_ECOSYSTEMS))) return [];
+    return this.embedded.ofStored(row);
+  }
+
+  /** Findings of embedded components, except CVEs already found in the package itself (one finding per CVE). */
+  private async componentFindings(components: readonly ComponentRef[], skip: ReadonlySet<string>) {
+    const names = new Map<string, { names: Set<string>; normalised: boolean }>();
+    for (const c of components) {
+      const l = componentLookup(c);
+      if (!l) continue;
+      const entry = names.get(l.ecosystem) ?? { names: new Set<string>(), normalised: l.normalised };
+      for (const n of l.names) entry.names.add(n);
+      names.set(l.ecosystem, entry);
+    }
+    const rows = (await Promise.all([...names].map(([eco, e]) => this.vulnDb.advisoriesFor(eco, [...e.names], e.normalised)))).flat();
+    return rows.length ? matchComponents(components, rows, skip) : [];
   }
 
   /** The pipeline's view of a scan result. */
@@ -135,16 +179,20 @@ export class BuiltinCveScanner implements CveScanner {
     lookup?: AdvisoryLookup,
     now = new Date(),
     preloaded?: { epss: EpssLookup; kev: KevLookup },
+    components: readonly ComponentRef[] = [],
   ): Promise<ScanResult | null> {
     if (!(await this.vulnDb.everSynced())) return null;
     const ecosystem = dist.osvEcosystem;
     const advisories = lookup ?? advisoryLookupFromRows(await this.vulnDb.advisoriesFor(ecosystem, matchIdentities(ref).map((i) => i.name)));
-    const matched = matchPackage(ref, ecosystem, advisories);
+    const own = matchPackage(ref, ecosystem, advisories);
+    const inner = components.length ? await this.componentFindings(components, new Set(own.map((f) => f.cve_id))) : [];
+    const matched = inner.length ? [...own, ...inner].sort(bySeverityThenCve) : own;
     const settings = await this.settings.all();
     const policy = policyFromSettings(settings);
     let enriched = matched;
     if (matched.length > 0) {
-      const lookups = preloaded ?? (await this.vulnDb.enrichmentFor(matched.map((f) => f.cve_id)));
+      // Preloaded enrichment covers the distribution's CVEs; component CVEs are looked up.
+      const lookups = preloaded && inner.length === 0 ? preloaded : (await this.vulnDb.enrichmentFor(matched.map((f) => f.cve_id)));
       const times = await this.vulnDb.enrichmentTimes();
       // KEV freshness follows the KEV feed; EPSS is kept whenever it was ever loaded (enrich.ts).
       enriched = enrich(matched, lookups.epss, lookups.kev, { now, epssKevFetchedAt: times.kev }).map((f) => {

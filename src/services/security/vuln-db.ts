@@ -3,6 +3,7 @@
  * package name, EPSS scores and KEV membership for a set of CVEs, and the database's state (was
  * it ever synced, how old is it). The write side is feed-sync.ts.
  */
+import { sql } from 'kysely';
 import type { Db } from '../../adapters/db/index.js';
 import type { AdvisoryLookup, AdvisoryRow, EpssEntry, EpssLookup, KevLookup } from '../../domain/security/index.js';
 
@@ -50,12 +51,14 @@ function chunks<T>(items: readonly T[], size: number): T[][] {
 
 export class VulnDatabase {
   private times: { at: number; value: FeedTimes } | null = null;
+  private holds: { at: number; key: string; value: boolean } | null = null;
 
   constructor(private readonly db: Db) {}
 
   /** Forget cached state (after a sync). */
   invalidate(): void {
     this.times = null;
+    this.holds = null;
   }
 
   private async feedTimes(): Promise<FeedTimes> {
@@ -84,15 +87,28 @@ export class VulnDatabase {
     return { epss: t.epssFetchedAt ? new Date(t.epssFetchedAt) : null, kev: t.kevFetchedAt ? new Date(t.kevFetchedAt) : null };
   }
 
-  /** Advisory rows of `ecosystem` naming any of `names`. */
-  async advisoriesFor(ecosystem: string, names: readonly string[]): Promise<AdvisoryRow[]> {
+  /** Whether any advisory of these ecosystems is loaded (cached briefly: asked on every upload). */
+  async hasAnyOf(ecosystems: readonly string[]): Promise<boolean> {
+    const key = ecosystems.join('\u0000');
+    if (this.holds && this.holds.key === key && Date.now() - this.holds.at < STATE_CACHE_MS) return this.holds.value;
+    const row = await this.db.selectFrom('vuln_advisories').select('advisory_id').where('ecosystem', 'in', [...ecosystems]).limit(1).executeTakeFirst();
+    this.holds = { at: Date.now(), key, value: row !== undefined };
+    return this.holds.value;
+  }
+
+  /**
+   * Advisory rows of `ecosystem` naming any of `names`; `normalised`: names are PEP 503-normalised
+   * and compared with the advisory names normalised the same way (PyPI; runs of separators aside).
+   */
+  async advisoriesFor(ecosystem: string, names: readonly string[], normalised = false): Promise<AdvisoryRow[]> {
     const unique = [...new Set(names)];
     if (unique.length === 0) return [];
+    const column = normalised ? sql<string>`lower(replace(replace(package_name, '_', '-'), '.', '-'))` : sql<string>`package_name`;
     const rows = await this.db
       .selectFrom('vuln_advisories')
       .select('data')
       .where('ecosystem', '=', ecosystem)
-      .where('package_name', 'in', unique)
+      .where(column, 'in', unique)
       .execute();
     return rows.map((r) => parseAdvisory(r.data)).filter((r): r is AdvisoryRow => r !== null);
   }
