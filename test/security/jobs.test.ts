@@ -9,6 +9,7 @@ import { pino } from 'pino';
 import { backends, startTestApp, type TestApp } from '../helpers/app.js';
 import { JobScheduler, latestSlot, nextSlot } from '../../src/services/jobs.js';
 import { patchSettings } from './support.js';
+import { IMPORT_SYNC_JOB } from '../../src/services/imports/index.js';
 
 describe('job slots', () => {
   it('finds the latest and next daily slot in UTC', () => {
@@ -61,8 +62,8 @@ for (const backend of backends()) {
       assert.equal((await restarted.nextRuns(new Date('2030-01-02T10:01:00Z'))).test_job, '2030-01-03T10:00:00.000+00:00');
     });
 
-    it('registers the security and retention jobs; the Community edition runs only expiry and the findings index', async () => {
-      assert.deepEqual(app.ctx.jobs.active().map((j) => j.name).sort(), ['audit_retention', 'security_expiry', 'security_sla_warnings', 'security_sync']);
+    it('registers the security, retention and import sync jobs; the Community edition runs only expiry', async () => {
+      assert.deepEqual(app.ctx.jobs.active().map((j) => j.name).sort(), ['audit_retention', IMPORT_SYNC_JOB, 'security_expiry', 'security_sla_warnings', 'security_sync'].sort());
       const community = new JobScheduler(app.ctx.db, app.ctx.settings, log, 'community');
       for (const j of app.ctx.jobs.active()) community.register(j);
       assert.deepEqual(community.active().map((j) => j.name).sort(), ['security_expiry']);
