@@ -20,17 +20,26 @@ export interface NameLookups {
   providers(name: string): Promise<Array<{ pkg: CatalogPackage; version: string | null; flags: number | null }>>;
   /** The target distribution's rows for `name`: its own packages (kind `package`), provides and files. */
   target(name: string): Promise<Array<{ kind: string; version: string | null; flags: number | null }>>;
+  /** Loads the three look-ups for many names at once. */
+  prefetch?(names: string[]): Promise<void>;
 }
 
 const debMatches = (rel: Relation, version: string | null): boolean =>
   rel.constraint === null || (version !== null && satisfiesRelation(version, rel.constraint.op, rel.constraint.version));
 
+const providesCache = new WeakMap<CatalogPackage, Array<{ name: string; version: string | null }>>();
+
 function debProvides(pkg: CatalogPackage): Array<{ name: string; version: string | null }> {
-  try {
-    return parseProvides((pkg.relations as DebCatalogRelations).provides);
-  } catch {
-    return [];
+  let provided = providesCache.get(pkg);
+  if (!provided) {
+    try {
+      provided = parseProvides((pkg.relations as DebCatalogRelations).provides);
+    } catch {
+      provided = [];
+    }
+    providesCache.set(pkg, provided);
   }
+  return provided;
 }
 
 export function debFormat(lookups: NameLookups, accepted: readonly string[]): ResolverFormat<Relation> {
@@ -41,6 +50,8 @@ export function debFormat(lookups: NameLookups, accepted: readonly string[]): Re
       return [...parseRelations(rel.preDepends, 'Pre-Depends'), ...parseRelations(rel.depends, 'Depends')];
     },
     nameOf: (alt) => alt.name,
+    namesOf: (pkg) => [pkg.name, ...debProvides(pkg).map((p) => p.name)],
+    prefetch: lookups.prefetch?.bind(lookups),
     satisfiedBy(alt, pkg) {
       if (pkg.name === alt.name && debMatches(alt, pkg.version)) return true;
       return debProvides(pkg).some((p) => p.name === alt.name && debMatches(alt, p.version));
@@ -91,6 +102,11 @@ export function rpmFormat(lookups: NameLookups, accepted: readonly string[]): Re
       return out;
     },
     nameOf: (alt) => alt.name,
+    namesOf: (pkg) => {
+      const rel = pkg.relations as RpmCatalogRelations;
+      return [pkg.name, ...rel.provides.map((p) => p.name), ...rel.files];
+    },
+    prefetch: lookups.prefetch?.bind(lookups),
     satisfiedBy(alt, pkg) {
       const rel = pkg.relations as RpmCatalogRelations;
       if (pkg.name === alt.name && rangesOverlap(selfRange(pkg), alt)) return true;

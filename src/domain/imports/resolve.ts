@@ -26,6 +26,10 @@ export interface ResolverFormat<A> {
   satisfiedBy(alt: A, pkg: CatalogPackage): boolean;
   /** The package or virtual name an alternative asks for. */
   nameOf(alt: A): string;
+  /** Every name a package answers to: its own, its provides (and, RPM, its files). */
+  namesOf(pkg: CatalogPackage): string[];
+  /** Loads what the next level of the walk will look up, in a few queries instead of one per name. */
+  prefetch?(names: string[]): Promise<void>;
   /** Catalog packages satisfying `alt`, best first. */
   candidates(alt: A): Promise<CatalogPackage[]>;
   /** Whether the target distribution already publishes something satisfying `alt`. */
@@ -62,8 +66,20 @@ export async function resolveClosure<A>(root: CatalogPackage, format: ResolverFo
   const unsatisfiable: Unsatisfiable[] = [];
   const rootSelection: Selected = { pkg: root, requiredBy: null, relation: null, depth: 0 };
   chosen.set(root.name, rootSelection);
+  // Selected packages by every name they answer to, so "already selected?" is a map look-up.
+  const answering = new Map<string, CatalogPackage[]>();
+  const select = (pkg: CatalogPackage) => {
+    for (const name of format.namesOf(pkg)) answering.set(name, [...(answering.get(name) ?? []), pkg]);
+  };
+  select(root);
   const queue: Selected[] = [rootSelection];
+  let prefetchedUpTo = 0;
   for (let at = 0; at < queue.length; at += 1) {
+    // Breadth first: when a level starts, the whole level is queued; load its look-ups at once.
+    if (at >= prefetchedUpTo && format.prefetch) {
+      await format.prefetch(queue.slice(at).flatMap((s) => requirementNames(s.pkg, root, format)));
+      prefetchedUpTo = queue.length;
+    }
     const current = queue[at]!;
     let requirements: Requirement<A>[];
     try {
@@ -73,7 +89,7 @@ export async function resolveClosure<A>(root: CatalogPackage, format: ResolverFo
       continue;
     }
     for (const requirement of requirements) {
-      if (requirement.alternatives.some((alt) => [...chosen.values()].some((s) => format.satisfiedBy(alt, s.pkg)))) continue;
+      if (requirement.alternatives.some((alt) => (answering.get(format.nameOf(alt)) ?? []).some((pkg) => format.satisfiedBy(alt, pkg)))) continue;
       if (await anyAsync(requirement.alternatives, (alt) => format.presentInTarget(alt))) {
         present.push({ requiredBy: current.pkg.name, relation: requirement.text });
         continue;
@@ -95,6 +111,7 @@ export async function resolveClosure<A>(root: CatalogPackage, format: ResolverFo
       }
       const selection: Selected = { pkg: picked, requiredBy: current.pkg.name, relation: requirement.text, depth: current.depth + 1 };
       chosen.set(picked.name, selection);
+      select(picked);
       queue.push(selection);
     }
   }
@@ -111,6 +128,15 @@ function meetsSiblings<A>(candidate: CatalogPackage, current: Requirement<A>, al
     const alt = other.alternatives[0]!;
     return format.nameOf(alt) !== candidate.name || format.satisfiedBy(alt, candidate);
   });
+}
+
+function requirementNames<A>(pkg: CatalogPackage, root: CatalogPackage, format: ResolverFormat<A>): string[] {
+  if (pkg.format !== root.format) return [];
+  try {
+    return format.requirements(pkg).flatMap((r) => r.alternatives.map((alt) => format.nameOf(alt)));
+  } catch {
+    return [];
+  }
 }
 
 async function anyAsync<T>(items: T[], test: (item: T) => Promise<boolean>): Promise<boolean> {

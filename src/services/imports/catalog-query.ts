@@ -115,40 +115,48 @@ export class CatalogQuery {
     return dists[0]!;
   }
 
-  /** Memoised look-ups for one resolution. */
+  /** Memoised look-ups for one resolution; `prefetch` fills them for many names per query. */
   private lookups(visible: Visible, distribution: string): NameLookups {
-    const scope = [...visible.generations];
-    const inScope = <T extends { source_id: string; generation: number }>(rows: T[]) => rows.filter((r) => visible.generations.get(r.source_id) === Number(r.generation));
-    const ids = scope.map(([id]) => id);
-    const memo = <T>(fn: (name: string) => Promise<T>) => {
-      const cache = new Map<string, Promise<T>>();
-      return (name: string) => {
-        let hit = cache.get(name);
-        if (!hit) cache.set(name, (hit = fn(name)));
-        return hit;
-      };
-    };
     const target = distribution ? providesLookup(this.db, distribution) : null;
-    return {
-      byName: memo(async (name) => {
-        if (ids.length === 0) return [];
-        const rows = await this.db.selectFrom('import_catalog').selectAll().where('source_id', 'in', ids).where('name', '=', name).execute();
-        return inScope(rows).map(toPackage);
-      }),
-      providers: memo(async (name) => {
-        if (ids.length === 0) return [];
-        const rows = await this.db
-          .selectFrom('import_catalog_provides as p')
-          .innerJoin('import_catalog as c', (join) => join.onRef('c.source_id', '=', 'p.source_id').onRef('c.generation', '=', 'p.generation').onRef('c.seq', '=', 'p.seq'))
-          .selectAll('c')
-          .select(['p.version as provided_version', 'p.flags as provided_flags'])
-          .where('p.source_id', 'in', ids)
-          .where('p.name', '=', name)
-          .execute();
-        return inScope(rows).map((r) => ({ pkg: toPackage(r), version: r.provided_version, flags: r.provided_flags === null ? null : Number(r.provided_flags) }));
-      }),
-      target: memo(async (name) => (target ? (await target([name])).filter((r) => r.name === name) : [])),
+    type Provided = Awaited<ReturnType<NameLookups['providers']>>;
+    type TargetRows = Awaited<ReturnType<NameLookups['target']>>;
+    const cache = { byName: new Map<string, CatalogPackage[]>(), providers: new Map<string, Provided>(), target: new Map<string, TargetRows>() };
+
+    const load = async (names: string[]): Promise<void> => {
+      const missing = [...new Set(names)].filter((n) => !cache.byName.has(n));
+      for (let i = 0; i < missing.length; i += 500) {
+        const chunk = missing.slice(i, i + 500);
+        for (const name of chunk) {
+          cache.byName.set(name, []);
+          cache.providers.set(name, []);
+          cache.target.set(name, []);
+        }
+        // One query per source and generation, so the (source_id, generation, name) indexes apply.
+        for (const [sourceId, generation] of visible.generations) {
+          const rows = await this.db.selectFrom('import_catalog').selectAll()
+            .where('source_id', '=', sourceId).where('generation', '=', generation).where('name', 'in', chunk).execute();
+          for (const r of rows) cache.byName.get(r.name)!.push(toPackage(r));
+          const provided = await this.db
+            .selectFrom('import_catalog_provides as p')
+            .innerJoin('import_catalog as c', (join) => join.onRef('c.source_id', '=', 'p.source_id').onRef('c.generation', '=', 'p.generation').onRef('c.seq', '=', 'p.seq'))
+            .selectAll('c')
+            .select(['p.name as provided_name', 'p.version as provided_version', 'p.flags as provided_flags'])
+            .where('p.source_id', '=', sourceId)
+            .where('p.generation', '=', generation)
+            .where('p.name', 'in', chunk)
+            .execute();
+          for (const r of provided) {
+            cache.providers.get(r.provided_name)!.push({ pkg: toPackage(r), version: r.provided_version, flags: r.provided_flags === null ? null : Number(r.provided_flags) });
+          }
+        }
+        if (target) for (const r of await target(chunk)) cache.target.get(r.name)?.push(r);
+      }
     };
+    const get = <T>(map: Map<string, T>) => async (name: string): Promise<T> => {
+      if (!map.has(name)) await load([name]);
+      return map.get(name)!;
+    };
+    return { byName: get(cache.byName), providers: get(cache.providers), target: get(cache.target), prefetch: load };
   }
 }
 
