@@ -70,6 +70,11 @@ async function aptIndex(source: StoredSource, validators: { etag: string | null;
     meta = { etag: null, lastModified: null };
   }
   const parsed = parseRelease(text);
+  // As apt does: a signed Release past its Valid-Until may be an old index replayed to hide updates.
+  if (parsed.validUntil !== null) {
+    const until = Date.parse(parsed.validUntil);
+    if (Number.isNaN(until) || until < Date.now()) throw refused('index_expired', `${source.name}: the signed Release expired (Valid-Until ${parsed.validUntil})`);
+  }
   return {
     unchanged304: false,
     digest: sha256(text),

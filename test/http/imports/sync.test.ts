@@ -4,7 +4,7 @@
  * wrong key, unsigned upstream) leaving the previous catalog as it was.
  */
 import assert from 'node:assert/strict';
-import { copyFile, rm } from 'node:fs/promises';
+import { copyFile, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { execFileSync } from 'node:child_process';
@@ -34,6 +34,11 @@ async function upstreams(): Promise<Upstreams> {
   ];
   await buildAptRepo(join(tmp.dir, 'apt'), key, debs);
   await buildAptRepo(join(tmp.dir, 'apt-unsigned'), null, debs);
+  // A validly signed Release whose Valid-Until has passed (a replayed old index).
+  await buildAptRepo(join(tmp.dir, 'apt-expired'), null, debs);
+  const expired = join(tmp.dir, 'apt-expired/dists/stable');
+  await writeFile(join(expired, 'Release'), (await readFile(join(expired, 'Release'), 'utf8')).replace(/^Date: .*$/m, (line) => `${line}\nValid-Until: Sat, 01 Jan 2022 00:00:00 UTC`));
+  await key.gpg(['--yes', '--clearsign', '--output', join(expired, 'InRelease'), join(expired, 'Release')]);
   await buildRpmRepo(join(tmp.dir, 'rpm'), key, [
     { name: 'rpm-alpha', version: '1.0', requires: ['rpm-beta >= 2'] },
     { name: 'rpm-beta', version: '2.0', provides: ['beta-virtual'] },
@@ -157,7 +162,9 @@ for (const backend of backends()) {
       assert.equal(r2.code, 'signature_missing');
       const rpmWrong = (await create(rpmSource({ key: up.other.armoredPublic }))).json();
       assert.equal((await app.app.inject({ method: 'POST', url: `/import/sync/${rpmWrong.id}`, headers: admin })).json().code, 'signature_invalid');
-      for (const id of [wrong.id, unsigned.id, rpmWrong.id]) assert.deepEqual((await catalog(id)).names, []);
+      const expired = (await create(aptSource({ url: `${up.server.url}/apt-expired` }))).json();
+      assert.equal((await app.app.inject({ method: 'POST', url: `/import/sync/${expired.id}`, headers: admin })).json().code, 'index_expired');
+      for (const id of [wrong.id, unsigned.id, rpmWrong.id, expired.id]) assert.deepEqual((await catalog(id)).names, []);
       assert.ok((await audits('FAILURE')).some((a) => String(a.detail).includes(wrong.name)));
     });
 
@@ -211,7 +218,7 @@ for (const backend of backends()) {
       const all = await app.app.inject({ method: 'POST', url: '/import/sync', headers: admin });
       assert.equal(all.statusCode, 200);
       const results = all.json().results as Array<{ status: string }>;
-      assert.ok(results.length >= 5);
+      assert.ok(results.length >= 6);
       assert.ok(results.some((r) => r.status === 'failed') && results.some((r) => r.status !== 'failed'));
       const schedule = (await app.app.inject({ method: 'GET', url: '/import/sync-schedule', headers: bearer(await app.tokenFor('reader')) })).json();
       assert.equal(schedule.enabled, true);
