@@ -124,3 +124,23 @@ export async function serveDir(root: string): Promise<StaticServer> {
 }
 
 export { readFile };
+
+/**
+ * Rewrites a createrepo_c repository's primary metadata as zstd (this createrepo_c may be built
+ * without zstd): primary.xml.zst replaces primary.xml.gz in repomd.xml, which is signed again.
+ */
+export async function recompressPrimaryZstd(root: string, key: GpgKey): Promise<void> {
+  const { createHash } = await import('node:crypto');
+  const repodata = join(root, 'repodata');
+  await run('sh', ['-c', 'gzip -dc primary.xml.gz | zstd -q -19 -o primary.xml.zst && rm primary.xml.gz'], { cwd: repodata });
+  const zst = await readFile(join(repodata, 'primary.xml.zst'));
+  const repomdPath = join(repodata, 'repomd.xml');
+  const repomd = await readFile(repomdPath, 'utf8');
+  const updated = repomd.replace(/<data type="primary">[\s\S]*?<\/data>/, (block) => block
+    .replace(/<checksum type="sha256">[0-9a-f]+<\/checksum>/, `<checksum type="sha256">${createHash('sha256').update(zst).digest('hex')}</checksum>`)
+    .replace(/<location href="repodata\/primary\.xml\.gz"\/>/, '<location href="repodata/primary.xml.zst"/>')
+    .replace(/<size>\d+<\/size>/, `<size>${zst.length}</size>`));
+  if (updated === repomd) throw new Error('repomd.xml has no primary entry to rewrite');
+  await writeFile(repomdPath, updated);
+  await signRepomd(root, key);
+}

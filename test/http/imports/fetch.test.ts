@@ -51,7 +51,8 @@ for (const backend of backends()) {
     let admin: Record<string, string>;
     let uploader: Record<string, string>;
     before(async () => {
-      [app, fx] = await Promise.all([startTestApp({ backend }), fixture()]);
+      fx = await fixture();
+      app = await startTestApp({ backend });
       admin = bearer(await app.tokenFor('admin'));
       uploader = bearer(await app.tokenFor('uploader'));
       for (const body of [

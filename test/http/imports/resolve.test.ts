@@ -71,7 +71,8 @@ for (const backend of backends()) {
     let admin: Record<string, string>;
     let reader: Record<string, string>;
     before(async () => {
-      [app, fx] = await Promise.all([startTestApp({ backend }), fixture()]);
+      fx = await fixture();
+      app = await startTestApp({ backend });
       admin = bearer(await app.tokenFor('admin'));
       reader = bearer(await app.tokenFor('reader'));
     });

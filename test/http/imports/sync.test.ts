@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { execFileSync } from 'node:child_process';
 import { backends, bearer, startTestApp, type TestApp } from '../../helpers/app.js';
 import { makeTempDir } from '../../helpers/tmp.js';
-import { buildAptRepo, buildRpmRepo, makeGpgKey, serveDir, writeAptIndexes, writeRpmIndexes, type GpgKey, type StaticServer } from '../../helpers/upstream.js';
+import { buildAptRepo, buildRpmRepo, makeGpgKey, recompressPrimaryZstd, serveDir, writeAptIndexes, writeRpmIndexes, type GpgKey, type StaticServer } from '../../helpers/upstream.js';
 import { buildDeb } from '../../helpers/debs.js';
 import { buildRpm } from '../../helpers/rpms.js';
 
@@ -43,6 +43,8 @@ async function upstreams(): Promise<Upstreams> {
     { name: 'rpm-alpha', version: '1.0', requires: ['rpm-beta >= 2'] },
     { name: 'rpm-beta', version: '2.0', provides: ['beta-virtual'] },
   ]);
+  await buildRpmRepo(join(tmp.dir, 'rpm-zst'), key, [{ name: 'rpm-zed', version: '1.0' }]);
+  await recompressPrimaryZstd(join(tmp.dir, 'rpm-zst'), key);
   const server = await serveDir(tmp.dir);
   return { dir: tmp.dir, key, other, server, async cleanup() { await server.close(); await tmp.cleanup(); } };
 }
@@ -61,7 +63,8 @@ for (const backend of backends()) {
     let up: Upstreams;
     let admin: Record<string, string>;
     before(async () => {
-      [app, up] = await Promise.all([startTestApp({ backend }), upstreams()]);
+      up = await upstreams();
+      app = await startTestApp({ backend });
       admin = bearer(await app.tokenFor('admin'));
     });
     after(async () => {
@@ -146,6 +149,10 @@ for (const backend of backends()) {
       const result = (await app.app.inject({ method: 'POST', url: `/import/sync/${rpm.id}`, headers: admin })).json();
       assert.equal(result.status, 'synced', JSON.stringify(result));
       assert.deepEqual((await catalog(rpm.id)).names, ['rpm-alpha=1.0-1', 'rpm-beta=2.0-1']);
+      const zst = (await create(rpmSource({ baseurl: `${up.server.url}/rpm-zst` }))).json();
+      const rz = (await app.app.inject({ method: 'POST', url: `/import/sync/${zst.id}`, headers: admin })).json();
+      assert.equal(rz.status, 'synced', JSON.stringify(rz));
+      assert.deepEqual((await catalog(zst.id)).names, ['rpm-zed=1.0-1']);
       const unsigned = (await create(aptSource({ url: `${up.server.url}/apt-unsigned`, key: null, allow_unsigned: true }))).json();
       const r2 = (await app.app.inject({ method: 'POST', url: `/import/sync/${unsigned.id}`, headers: admin })).json();
       assert.equal(r2.status, 'synced', JSON.stringify(r2));
@@ -218,7 +225,7 @@ for (const backend of backends()) {
       const all = await app.app.inject({ method: 'POST', url: '/import/sync', headers: admin });
       assert.equal(all.statusCode, 200);
       const results = all.json().results as Array<{ status: string }>;
-      assert.ok(results.length >= 6);
+      assert.ok(results.length >= 7);
       assert.ok(results.some((r) => r.status === 'failed') && results.some((r) => r.status !== 'failed'));
       const schedule = (await app.app.inject({ method: 'GET', url: '/import/sync-schedule', headers: bearer(await app.tokenFor('reader')) })).json();
       assert.equal(schedule.enabled, true);
