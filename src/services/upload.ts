@@ -21,6 +21,8 @@ export interface UploadInput {
   claimedSha256: string | null;
   user: string | null;
   ip: string | null;
+  /** How the audit entry is written: imports are recorded as IMPORT with their provenance (default UPLOAD). */
+  audit?: { action: 'IMPORT'; detail: string };
 }
 
 /** The upload answer body (DECISIONS §4, the union of both forms). */
@@ -165,7 +167,7 @@ export class UploadService {
   private async record(input: UploadInput, body: UploadResult): Promise<void> {
     this.metrics.uploads.inc({ status: body.status });
     const result = body.status === 'published' ? 'SUCCESS' : body.status === 'rejected' ? 'FAILURE' : 'WARNING';
-    const detail = `distribution=${body.distribution}; status=${body.status}; sha256=${body.sha256}${body.reasons.length ? `; reasons=${body.reasons.join(' | ')}` : ''}`;
-    await this.audit.record({ action: 'UPLOAD', user: input.user, result, package: body.name, version: body.version, detail, ip: input.ip });
+    const detail = `distribution=${body.distribution}; status=${body.status}; sha256=${body.sha256}${body.reasons.length ? `; reasons=${body.reasons.join(' | ')}` : ''}${input.audit ? `; ${input.audit.detail}` : ''}`;
+    await this.audit.record({ action: input.audit?.action ?? 'UPLOAD', user: input.user, result, package: body.name, version: body.version, detail, ip: input.ip });
   }
 }

@@ -49,6 +49,9 @@ export interface ImportedPackage {
   result: UploadResult | null;
 }
 
+/** One package's outcome, and whether the pipeline already audited it. */
+type Attempt = ImportedPackage & { audited: boolean };
+
 export interface ImportSummary {
   published: number;
   pending_review: number;
@@ -82,7 +85,7 @@ export interface ImporterDeps {
 const GROUP = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 
 export class Importer {
-  private readonly inFlight = new Map<string, Promise<ImportedPackage>>();
+  private readonly inFlight = new Map<string, Promise<Attempt>>();
 
   constructor(private readonly deps: ImporterDeps) {}
 
@@ -113,14 +116,18 @@ export class Importer {
     onEvent({ event: 'resolved', total: ordered.length, packages: ordered.map((p) => ({ name: p.pkg.name, version: p.pkg.version, arch: p.pkg.arch })) });
     const packages: ImportedPackage[] = [];
     for (const [index, item] of ordered.entries()) {
-      const result = await this.once(item.distribution, item.pkg, () => this.importOne(item.pkg, item.distribution, options));
+      const provenance = `group=${group}; source=${item.pkg.sourceId}; signed_sha256=${item.pkg.sha256}`;
+      const { audited, ...result } = await this.once(item.distribution, item.pkg, () => this.importOne(item.pkg, item.distribution, options, provenance));
       const reported = { ...result, required_by: item.requiredBy, relation: item.relation };
       await this.remember(group, reported, item.pkg);
-      await this.deps.audit.record({
-        action: 'IMPORT', user: options.user, ip: options.ip, package: reported.name, version: reported.version,
-        result: reported.status === 'published' || reported.status === 'already_present' ? 'SUCCESS' : reported.status === 'failed' || reported.status === 'rejected' ? 'FAILURE' : 'WARNING',
-        detail: `group=${group}; distribution=${item.distribution}; source=${item.pkg.sourceId}; status=${reported.status}; sha256=${item.pkg.sha256}${reported.detail ? `; ${reported.detail}` : ''}`,
-      });
+      // The pipeline wrote the IMPORT entry of what it judged; what never reached it is recorded here.
+      if (!audited) {
+        await this.deps.audit.record({
+          action: 'IMPORT', user: options.user, ip: options.ip, package: reported.name, version: reported.version,
+          result: reported.status === 'already_present' ? 'SUCCESS' : 'FAILURE',
+          detail: `distribution=${item.distribution}; status=${reported.status}; ${provenance}${reported.detail ? `; ${reported.detail}` : ''}`,
+        });
+      }
       packages.push(reported);
       onEvent({ event: 'package', index: index + 1, total: ordered.length, package: reported });
     }
@@ -128,7 +135,7 @@ export class Importer {
   }
 
   /** Joins an import of the same file already under way in this process. */
-  private once(distribution: string, pkg: CatalogPackage, work: () => Promise<ImportedPackage>): Promise<ImportedPackage> {
+  private once(distribution: string, pkg: CatalogPackage, work: () => Promise<Attempt>): Promise<Attempt> {
     const key = `${distribution}\0${pkg.sha256}`;
     const running = this.inFlight.get(key);
     if (running) return running.then(() => work());
@@ -137,8 +144,9 @@ export class Importer {
     return task;
   }
 
-  private async importOne(pkg: CatalogPackage, distribution: string, options: ImportOptions): Promise<ImportedPackage> {
-    const base: ImportedPackage = {
+  private async importOne(pkg: CatalogPackage, distribution: string, options: ImportOptions, provenance: string): Promise<Attempt> {
+    const base: Attempt = {
+      audited: false,
       name: pkg.name, version: pkg.version, arch: pkg.arch, distribution, source_id: pkg.sourceId, required_by: null, relation: null,
       status: 'failed', provenance: null, detail: null, code: null, result: null,
     };
@@ -156,10 +164,10 @@ export class Importer {
         await rm(file.path, { force: true });
         throw new DomainError('invalid', 'checksum_mismatch', `${pkg.location} is ${file.size} bytes, the signed index says ${pkg.size}`);
       }
-      const answer = await this.deps.uploads.upload({ distribution, file, claimedSha256: pkg.sha256, user: options.user, ip: options.ip });
+      const answer = await this.deps.uploads.upload({ distribution, file, claimedSha256: pkg.sha256, user: options.user, ip: options.ip, audit: { action: 'IMPORT', detail: provenance } });
       const body = answer.body;
       return {
-        ...base, status: answer.httpStatus === 200 ? 'already_present' : body.status, provenance: body.pipeline.provenance ?? null,
+        ...base, audited: answer.httpStatus !== 200, status: answer.httpStatus === 200 ? 'already_present' : body.status, provenance: body.pipeline.provenance ?? null,
         detail: body.detail ?? (body.reasons.length ? body.reasons.join(' | ') : null), code: body.code ?? null, result: body,
       };
     } catch (error) {

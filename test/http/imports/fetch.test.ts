@@ -78,7 +78,12 @@ for (const backend of backends()) {
       const r = await post('/import/fetch', { name: 'solo', distribution: 'bookworm', with_dependencies: false });
       assert.deepEqual(r.packages.map((p) => [p.name, p.status, p.provenance]), [['solo', 'published', 'verified']]);
       assert.equal(r.summary.published, 1);
-      assert.ok((await audits('IMPORT')).some((a) => a.package === 'solo' && a.result === 'SUCCESS'));
+      const imported = (await audits('IMPORT')).filter((a) => a.package === 'solo');
+      assert.equal(imported.length, 1);
+      assert.equal(imported[0]!.result, 'SUCCESS');
+      assert.match(String(imported[0]!.detail), /status=published; sha256=[0-9a-f]{64}; group=import-\d{14}-[0-9a-f]{6}; source=[^;]+; signed_sha256=/);
+      // One entry per package: the pipeline writes IMPORT instead of UPLOAD, so nothing counts twice.
+      assert.equal((await audits('UPLOAD')).filter((a) => a.package === 'solo').length, 0);
       const again = await post('/import/fetch', { package: 'solo', with_dependencies: false });
       assert.equal(again.packages[0]!.status, 'already_present');
     });
