@@ -29,7 +29,6 @@ export function parseRepomd(text: string): Repomd {
   let revision: string | null = null;
   const data: RepomdData[] = [];
   let current: RepomdData | null = null;
-  let field: string | null = null;
   let buffer = '';
   const tokenizer = new XmlTokenizer({
     open(name, attributes) {
@@ -44,7 +43,6 @@ export function parseRepomd(text: string): Repomd {
       } else if (current && local === 'open-checksum') {
         current.openChecksumType = attributes.type ?? null;
       }
-      field = local;
     },
     text(text) {
       buffer += text;
@@ -63,11 +61,9 @@ export function parseRepomd(text: string): Repomd {
           current = null;
         }
       }
-      field = null;
       buffer = '';
     },
   });
-  void field;
   tokenizer.write(text);
   tokenizer.end();
   return { revision, data };
@@ -93,6 +89,7 @@ export class PrimaryReader {
   private done: CatalogEntry[] = [];
   private pkg: Partial<CatalogEntry> & { requires: RpmRelation[]; provides: RpmRelation[]; files: string[] } | null = null;
   private list: 'requires' | 'provides' | null = null;
+  private checksumType = '';
   private text = '';
   private declared: number | null = null;
   private count = 0;
@@ -135,7 +132,7 @@ export class PrimaryReader {
     const pkg = this.pkg;
     if (!pkg) return;
     if (name === 'version') pkg.version = evrOf(a.epoch, a.ver ?? '', a.rel);
-    else if (name === 'checksum') this.text = '';
+    else if (name === 'checksum') this.checksumType = a.type ?? '';
     else if (name === 'size') pkg.size = toSize(a.package ?? '');
     else if (name === 'location') pkg.location = a.href ?? '';
     else if (name === 'requires' || name === 'provides') this.list = name;
@@ -145,10 +142,7 @@ export class PrimaryReader {
       const flags = (a.flags ? (FLAGS[a.flags] ?? 0) : 0) | (a.pre === '1' ? Sense.PREREQ : 0);
       target.push({ name: a.name ?? '', flags, evr: a.ver ? evrOf(a.epoch, a.ver, a.rel) : '' });
     }
-    if (name === 'checksum') this.checksumType = a.type ?? '';
   }
-
-  private checksumType = '';
 
   private close(name: string): void {
     const pkg = this.pkg;
