@@ -13,7 +13,7 @@ import type { Readable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { createBoundedDecompressor } from '../../../src/domain/compression.js';
 import { packagesCandidates, parseRelease } from '../../../src/domain/imports/apt-release.js';
-import { debEntry, lines, stanzas } from '../../../src/domain/imports/deb822-stream.js';
+import { debEntry, lines, stanzaBatches, stanzas } from '../../../src/domain/imports/deb822-stream.js';
 import { parseRepomd, PrimaryReader } from '../../../src/domain/imports/rpm-metadata.js';
 import { XmlTokenizer } from '../../../src/domain/imports/xml-stream.js';
 import type { CatalogEntry, RpmCatalogRelations } from '../../../src/domain/imports/catalog.js';
@@ -138,6 +138,19 @@ describe('APT indexes', () => {
     assert.equal(gamma.arch, 'all');
     const deb = await readFile(join(dir.dir, alpha.location));
     assert.equal(createHash('sha256').update(deb).digest('hex'), alpha.sha256);
+  });
+
+  it('gives the same paragraphs in batches whatever the chunking', async () => {
+    const text = 'Package: a\nVersion: 1\nDescription: x\n more\n\n\nPackage: b\nVersion: 2\n\nPackage: c\nVersion: 3';
+    const expected = ['a=1', 'b=2', 'c=3'];
+    for (const size of [1, 2, 5, 13, text.length]) {
+      const chunks = async function* () {
+        for (let i = 0; i < text.length; i += size) yield text.slice(i, i + size);
+      };
+      const got: string[] = [];
+      for await (const batch of stanzaBatches(chunks())) for (const st of batch) got.push(`${st.get('Package')}=${st.get('Version')}`);
+      assert.deepEqual(got, expected, `chunks of ${size}`);
+    }
   });
 
   it('refuses a Release without a SHA256 section or with a malformed line', () => {
