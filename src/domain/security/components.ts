@@ -10,8 +10,7 @@
  * forms (release, a/b/rc, .post, .dev, epoch), Maven's ComparableVersion for numeric items and the
  * well-known qualifiers. A version a scheme cannot read is skipped, as the matcher skips them.
  */
-import { evaluateAdvisory } from './matcher.js';
-import { DEFAULT_UNKNOWN_SEVERITY } from './severity.js';
+import { evaluateAdvisory, findingFromAdvisory } from './matcher.js';
 import { severityRank, type AdvisoryRow, type Finding } from './types.js';
 import type { VersionScheme } from './version-scheme.js';
 
@@ -188,22 +187,7 @@ export function matchComponents(components: readonly ComponentRef[], rows: Itera
         if (!verdict) continue;
         for (const cve of row.cve_ids.length > 0 ? row.cve_ids : [row.id]) {
           if (skip.has(cve)) continue;
-          const finding: Finding = {
-            cve_id: cve,
-            advisory_id: row.id,
-            severity: row.severity ?? DEFAULT_UNKNOWN_SEVERITY,
-            severity_source: row.severity ? (row.severity_source ?? 'distro') : 'default',
-            cvss_score: row.cvss_score,
-            cvss_vector: row.cvss_vector,
-            epss: null,
-            epss_percentile: null,
-            in_kev: null,
-            affected_component: c.purl,
-            installed_version: c.version,
-            fixed_version: verdict.fixed_version,
-            fix_state: verdict.fix_state,
-            summary: row.summary,
-          };
+          const finding = findingFromAdvisory(row, cve, verdict, c.purl, c.version);
           const existing = byCve.get(cve);
           if (!existing || severityRank(finding.severity) > severityRank(existing.severity)) byCve.set(cve, finding);
         }

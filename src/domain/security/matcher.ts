@@ -111,6 +111,35 @@ function inInterval(scheme: VersionScheme, version: string, r: AdvisoryRange): b
   return true;
 }
 
+/**
+ * The finding an advisory row makes for one CVE it names, before EPSS/KEV enrichment: severity
+ * from the advisory (its own score, else the distro's, else the default), fix state from `verdict`.
+ */
+export function findingFromAdvisory(
+  row: AdvisoryRow,
+  cve: string,
+  verdict: { fix_state: FixState; fixed_version: string | null },
+  component: string,
+  installedVersion: string,
+): Finding {
+  return {
+    cve_id: cve,
+    advisory_id: row.id,
+    severity: row.severity ?? DEFAULT_UNKNOWN_SEVERITY,
+    severity_source: row.severity ? (row.severity_source ?? 'distro') : 'default',
+    cvss_score: row.cvss_score,
+    cvss_vector: row.cvss_vector,
+    epss: null,
+    epss_percentile: null,
+    in_kev: null,
+    affected_component: component,
+    installed_version: installedVersion,
+    fixed_version: verdict.fixed_version,
+    fix_state: verdict.fix_state,
+    summary: row.summary,
+  };
+}
+
 /** How one advisory row applies to a version: null when it does not. */
 export function evaluateAdvisory(
   scheme: VersionScheme,
@@ -174,22 +203,7 @@ export function matchPackage(pkg: PackageRef, ecosystem: string, advisories: Adv
       if (!verdict) continue;
       const cves = row.cve_ids.length > 0 ? row.cve_ids : [row.id];
       for (const cve of cves) {
-        const finding: Finding = {
-          cve_id: cve,
-          advisory_id: row.id,
-          severity: row.severity ?? DEFAULT_UNKNOWN_SEVERITY,
-          severity_source: row.severity ? (row.severity_source ?? 'distro') : 'default',
-          cvss_score: row.cvss_score,
-          cvss_vector: row.cvss_vector,
-          epss: null,
-          epss_percentile: null,
-          in_kev: null,
-          affected_component: row.package_name,
-          installed_version: pkg.version,
-          fixed_version: verdict.fixed_version,
-          fix_state: verdict.fix_state,
-          summary: row.summary,
-        };
+        const finding = findingFromAdvisory(row, cve, verdict, row.package_name, pkg.version);
         const existing = byCve.get(cve);
         byCve.set(cve, existing ? mergeFindings(scheme, existing, finding) : finding);
       }
