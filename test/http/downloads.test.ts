@@ -8,6 +8,7 @@ import { buildDeb } from '../helpers/debs.js';
 import { multipartBody } from '../helpers/multipart.js';
 import { buildRpm } from '../helpers/rpms.js';
 import { makeTempDir } from '../helpers/tmp.js';
+import type { DownloadCountsTable } from '../../src/adapters/db/schema.js';
 
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 const DAY_MS = 86_400_000;
@@ -23,14 +24,7 @@ function logTime(ms: number): string {
 const line = (ms: number, target: string, status = 200, method = 'GET', ip = '203.0.113.9') =>
   `${ip} - - [${logTime(ms)}] "${method} ${target} HTTP/1.1" ${status} 1024 "-" "Debian APT-HTTP/1.3 (2.4.11) \\"x\\""\n`;
 
-interface CountRow {
-  day: string;
-  distribution: string;
-  name: string;
-  version: string;
-  arch: string;
-  downloads: number;
-}
+type CountRow = DownloadCountsTable;
 
 for (const backend of backends()) {
   describe(`download statistics (${backend})`, () => {

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from './index.js';
+import type { AuditIndexTable } from './schema.js';
 
 export interface AuditFilter {
   package?: string;
@@ -10,18 +11,8 @@ export interface AuditFilter {
   q?: string;
 }
 
-export interface AuditIndexEntry {
-  seq: number;
-  timestamp: string;
-  action: string;
-  user: string | null;
-  result: string;
-  package: string | null;
-  version: string | null;
-  detail: string | null;
-  ip: string | null;
-  hash: string;
-}
+/** A row of the audit index as the API names its fields (`user`, not the column `username`). */
+export type AuditIndexEntry = Omit<AuditIndexTable, 'username'> & { user: string | null };
 
 /** `like` pattern with the wildcard characters of the user's text escaped. */
 const containing = (text: string) => `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
