@@ -24,6 +24,7 @@ import pg from 'pg';
 import { pino } from 'pino';
 import { loadConfig } from '../src/config.js';
 import type { Db } from '../src/adapters/db/index.js';
+import type { PackageRow } from '../src/services/packages/package-store.js';
 import { closeContext, createContext } from '../src/services/context.js';
 import type { SbomFormat } from '../src/services/sbom/index.js';
 import { SCANNER_VERSION } from '../src/services/sbom/inventory.js';
@@ -38,14 +39,14 @@ const hex = (i: number, salt: string) => (salt + i.toString(16)).padStart(64, '0
 async function seed(db: Db): Promise<void> {
   const now = new Date().toISOString();
   for (let start = 0; start < PACKAGES; start += BATCH) {
-    const rows = [];
+    const rows: PackageRow[] = [];
     const provides = [];
     const inventories = [];
     for (let i = start; i < Math.min(PACKAGES, start + BATCH); i++) {
       const name = `pkg${String(i).padStart(6, '0')}`;
       const version = `1.${i % 7}-${1 + (i % 3)}`;
       const findings = i % 5 === 0
-        ? [1, 2].map((k) => ({ cve_id: `CVE-2026-${i}${k}`, advisory_id: `DSA-${i}-${k}`, severity: k === 1 ? 'high' : 'medium', cvss_score: 7.5, cvss_vector: 'CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:N/I:N/A:H', epss: 0.1, epss_percentile: 0.5, in_kev: false, affected_component: name, installed_version: version, fixed_version: null, fix_state: 'not-fixed', summary: 'bench finding', action: 'warn' }))
+        ? [1, 2].map((k) => ({ cve_id: `CVE-2026-${i}${k}`, advisory_id: `DSA-${i}-${k}`, severity: k === 1 ? 'high' as const : 'medium' as const, cvss_score: 7.5, cvss_vector: 'CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:N/I:N/A:H', epss: 0.1, epss_percentile: 0.5, in_kev: false, affected_component: name, installed_version: version, fixed_version: null, fix_state: 'not-fixed' as const, summary: 'bench finding', action: 'warn' as const }))
         : [];
       const id = `bench-${String(i).padStart(6, '0')}`;
       rows.push({

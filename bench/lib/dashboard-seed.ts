@@ -6,7 +6,8 @@
 import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db } from '../../src/adapters/db/index.js';
-import { DISTRIBUTIONS } from '../../src/domain/distributions.js';
+import { DISTRIBUTIONS, type PackageStatus } from '../../src/domain/distributions.js';
+import type { Severity } from '../../src/domain/security/types.js';
 import type { PackageRow } from '../../src/services/packages/package-store.js';
 
 const DAY_MS = 86_400_000;
@@ -19,10 +20,10 @@ function rand(n: number): number {
   return (seed >>> 8) % n;
 }
 
-const STATUSES: Array<[string, number]> = [
+const STATUSES: Array<[PackageStatus, number]> = [
   ['published', 880], ['pending_review', 40], ['accepted_risk', 20], ['exception', 10], ['upgrade_required', 10], ['quarantined', 30], ['rejected', 10],
 ];
-function status(): string {
+function status(): PackageStatus {
   let r = rand(1000);
   for (const [s, weight] of STATUSES) {
     if (r < weight) return s;
@@ -74,11 +75,11 @@ export async function seedPackages(db: Db, count: number, now: number): Promise<
 /** Findings for about one package in five, one to five each. */
 export async function seedFindings(db: Db): Promise<number> {
   const ids = (await db.selectFrom('packages').select('id').execute()).map((r) => r.id);
-  const severities = ['critical', 'high', 'medium', 'low', 'negligible'];
+  const severities: Severity[] = ['critical', 'high', 'medium', 'low', 'negligible'];
   const rows = ids.filter(() => rand(5) === 0).flatMap((id) =>
     Array.from({ length: 1 + rand(5) }, (_, k) => {
       const severity = rand(severities.length);
-      return { package_id: id, cve_id: `CVE-2026-${id.length}${k}${rand(100000)}`, severity: severities[severity]!, severity_rank: 5 - severity, cvss_score: null, epss: null, in_kev: null, fix_state: 'fixed', data: '{}' };
+      return { package_id: id, cve_id: `CVE-2026-${id.length}${k}${rand(100000)}`, severity: severities[severity]!, severity_rank: 5 - severity, cvss_score: null, epss: null, in_kev: null, fix_state: 'fixed' as const, data: '{}' };
     }));
   const unique = [...new Map(rows.map((r) => [`${r.package_id} ${r.cve_id}`, r])).values()];
   await db.transaction().execute((trx) => inBatches(unique, (batch) => trx.insertInto('package_findings').values(batch).execute()));

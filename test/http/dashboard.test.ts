@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import type { Severity } from '../../src/domain/security/types.js';
 import { stat } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import { backends, bearer, startTestApp, type TestApp } from '../helpers/app.js';
@@ -9,7 +10,7 @@ import { makeTempDir } from '../helpers/tmp.js';
 
 const DAY_MS = 86_400_000;
 const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
-const finding = (cve: string, severity: string, rank: number) => ({ cve_id: cve, severity, severity_rank: rank, cvss_score: null, epss: null, in_kev: null, fix_state: 'not-fixed', data: '{}' });
+const finding = (cve: string, severity: Severity, rank: number) => ({ cve_id: cve, severity, severity_rank: rank, cvss_score: null, epss: null, in_kev: null, fix_state: 'not-fixed' as const, data: '{}' });
 
 for (const backend of backends()) {
   describe(`dashboard (${backend})`, () => {

@@ -14,18 +14,19 @@ import { multipartBody } from '../helpers/multipart.js';
 import { buildRpm, type RpmSpec } from '../helpers/rpms.js';
 import { cyclonedxProblems, sarifProblems, spdxProblems } from '../helpers/sbom-validate.js';
 import { makeTempDir } from '../helpers/tmp.js';
+import type { StoredFinding } from '../../src/domain/security/policy.js';
 
 const DEP5 = 'Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/\nUpstream-Name: sbom-app\n\nFiles: *\nCopyright: 2026 Example\nLicense: GPL-2+\n\nFiles: vendor/*\nCopyright: 2026 Other\nLicense: Expat\n';
 const jar = Buffer.from(zipSync({
   'META-INF/MANIFEST.MF': strToU8('Manifest-Version: 1.0\n'),
   'META-INF/maven/org.example/widget/pom.properties': strToU8('#Generated\ngroupId=org.example\nartifactId=widget\nversion=3.1.4\n'),
 }));
-const FINDING = {
+const FINDING: StoredFinding = {
   cve_id: 'CVE-2026-1111', advisory_id: 'DSA-9999-1', severity: 'high', severity_source: 'cvss_v3', cvss_score: 7.5,
   cvss_vector: 'CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:N/I:N/A:H', epss: 0.42, epss_percentile: 0.97, in_kev: true,
   affected_component: 'sbom-app', installed_version: '1:2.0+dfsg-1', fixed_version: '1:2.0+dfsg-2', fix_state: 'fixed', summary: 'Denial of service', action: 'review',
 };
-const INNER_FINDING = { ...FINDING, cve_id: 'CVE-2026-2222', severity: 'critical', cvss_score: 9.8, in_kev: false, affected_component: 'pkg:npm/left-pad@1.3.0', installed_version: '1.3.0', action: 'allow' };
+const INNER_FINDING: StoredFinding = { ...FINDING, cve_id: 'CVE-2026-2222', severity: 'critical', cvss_score: 9.8, in_kev: false, affected_component: 'pkg:npm/left-pad@1.3.0', installed_version: '1.3.0', action: 'allow' };
 
 for (const backend of backends()) {
   describe(`SBOM endpoints (${backend})`, () => {

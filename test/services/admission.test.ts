@@ -50,7 +50,7 @@ for (const backend of backends()) {
       const state: UploadState = {
         distribution: findDistribution(codename)!, path: file.path,
         file: { size: file.size, md5: file.md5, sha1: file.sha1, sha256: file.sha256, sha512: file.sha512 },
-        claimedSha256: file.sha256, pkg: null, outcome: null, cveStatus: 'findings', findings: { ...noFindings(), high: 1 },
+        claimedSha256: file.sha256, pkg: null, outcome: null, cveStatus: 'warnings', findings: { ...noFindings(), high: 1 },
         findingDetails: [FINDING], reasons: [], slaDeadline: '2026-12-25T00:00:00+00:00', duplicateOf: null, storedPackageId: null, rejection: null,
       };
       assert.equal((await formatStep({ files: t.ctx.repo.files }).run(state)).status, 'passed');

@@ -1,8 +1,11 @@
+import type { PackageFormat } from '../../domain/distributions.js';
+import type { SourceType } from '../../domain/imports/sources.js';
+
 /** Row types of the import tables (migration 0007), same conventions as schema.ts. */
 export interface ImportSourcesTable {
   id: string;
   name: string;
-  type: string; // 'apt' | 'rpm'
+  type: SourceType;
   url: string | null;
   suite: string | null;
   components: string; // JSON string[]
@@ -33,7 +36,7 @@ export interface ImportCatalogTable {
   source_id: string;
   generation: number;
   seq: number;
-  format: string;
+  format: PackageFormat;
   name: string;
   version: string;
   arch: string;

@@ -2,7 +2,15 @@
  * Table row types. Both dialects store timestamps as ISO-8601 text, booleans as 0/1 integers
  * and structured values as JSON text, so one query code serves SQLite and PostgreSQL.
  */
+import type { PackageFormat, PackageStatus } from '../../domain/distributions.js';
+import type { Role } from '../../domain/roles.js';
+import type { StoredCveStatus } from '../../domain/security/policy.js';
+import type { DecisionAction } from '../../domain/security/state-machine.js';
+import type { FixState, Severity } from '../../domain/security/types.js';
 import type { ImportTables } from './import-schema.js';
+
+/** Where an account's password is checked. */
+export type UserSource = 'local' | 'ldap';
 
 export interface UsersTable {
   id: string;
@@ -10,9 +18,9 @@ export interface UsersTable {
   email: string | null;
   full_name: string | null;
   password_hash: string | null;
-  role: string;
+  role: Role;
   is_active: number;
-  source: string; // 'local' | 'ldap'
+  source: UserSource;
   /** Bumped on password change or reset: JWTs carrying an older value are refused. */
   token_version: number;
   mfa_secret: string | null;
@@ -31,7 +39,7 @@ export interface ApiTokensTable {
   id: string;
   name: string;
   token_hash: string;
-  role: string;
+  role: Role;
   user_id: string;
   created_at: string;
   expires_at: string | null;
@@ -69,7 +77,7 @@ export interface AuditIndexTable {
 
 export interface DistributionsTable {
   codename: string;
-  format: string;
+  format: PackageFormat;
   description: string;
   generation: number;
   published_generation: number;
@@ -81,12 +89,12 @@ export interface DistributionsTable {
 export interface PackagesTable {
   id: string;
   distribution: string;
-  format: string;
+  format: PackageFormat;
   name: string;
   version: string;
   arch: string;
-  status: string;
-  cve_status: string;
+  status: PackageStatus;
+  cve_status: StoredCveStatus;
   sha256: string;
   sha512: string;
   sha1: string;
@@ -168,12 +176,12 @@ export interface VulnFeedStateTable {
 export interface PackageFindingsTable {
   package_id: string;
   cve_id: string;
-  severity: string;
+  severity: Severity;
   severity_rank: number;
   cvss_score: number | null;
   epss: number | null;
   in_kev: number | null;
-  fix_state: string;
+  fix_state: FixState;
   data: string;
 }
 
@@ -182,7 +190,7 @@ export interface SecurityDecisionsTable {
   name: string;
   version: string;
   arch: string;
-  action: string;
+  action: DecisionAction;
   justification: string;
   expires_at: string | null;
   target_version: string | null;

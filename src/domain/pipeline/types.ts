@@ -1,6 +1,6 @@
 import type { Distribution } from '../distributions.js';
 import type { FileFacts, InspectedPackage } from '../package.js';
-import type { StoredFinding } from '../security/policy.js';
+import type { StoredCveStatus, StoredFinding } from '../security/policy.js';
 
 /** The validation steps in their order (DECISIONS §4). */
 export const STEP_NAMES = ['format', 'provenance', 'antivirus', 'cve', 'signature', 'dependencies'] as const;
@@ -42,7 +42,7 @@ export interface UploadState {
   claimedSha256: string | null;
   pkg: InspectedPackage | null;
   outcome: UploadOutcome | null;
-  cveStatus: string;
+  cveStatus: StoredCveStatus;
   findings: FindingCounts;
   findingDetails: StoredFinding[];
   reasons: string[];

@@ -40,6 +40,8 @@ export const DEFAULT_CVE_POLICY: CvePolicy = {
 export type PolicyOutcomeStatus = 'quarantined' | 'pending_review' | 'published';
 /** `cve_status` / pipeline `cve_scan` value. */
 export type CveStatus = 'no_findings' | 'allowed' | 'warnings' | 'pending_review' | 'blocked';
+/** A stored package's `cve_status`: the policy's verdict, or `not_scanned` when the scan step did not run. */
+export type StoredCveStatus = CveStatus | 'not_scanned';
 
 /** Result of applying a policy to a package's findings. */
 export interface PolicyEvaluation {

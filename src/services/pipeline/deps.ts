@@ -4,14 +4,14 @@ import type { Db } from '../../adapters/db/index.js';
 import type { InspectedPackage } from '../../domain/package.js';
 import type { Distribution } from '../../domain/distributions.js';
 import type { FindingCounts } from '../../domain/pipeline/types.js';
-import type { StoredFinding } from '../../domain/security/policy.js';
+import type { StoredCveStatus, StoredFinding } from '../../domain/security/policy.js';
 import type { PackageFiles } from '../../adapters/storage/interfaces.js';
 import type { Publisher } from '../publishing/publisher.js';
 
 /** What the CVE step learns: findings, their counts, and what the policy makes of them. */
 export interface CveAssessment {
   outcome: 'published' | 'pending_review' | 'quarantined';
-  cveStatus: string;
+  cveStatus: StoredCveStatus;
   counts: FindingCounts;
   findings: StoredFinding[];
   reasons: string[];

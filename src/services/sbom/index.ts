@@ -77,7 +77,7 @@ export class SbomService {
   /** What each name resolves to among the distribution's published packages. */
   private async providers(codename: string, names?: readonly string[]): Promise<ProviderMap> {
     const map: ProviderMap = new Map();
-    const add = (name: string, row: { format: string; name: string; version: string; arch: string }) => {
+    const add = (name: string, row: Pick<SbomRow, 'format' | 'name' | 'version' | 'arch'>) => {
       const list = map.get(name) ?? [];
       const ref = refOf({ ...row, distribution: codename });
       // The package of that very name first: `Depends: foo` means foo itself when it exists.

@@ -4,6 +4,7 @@
  */
 import { sql } from 'kysely';
 import type { Db } from '../../adapters/db/index.js';
+import type { PackageStatus } from '../../domain/distributions.js';
 import { reviewComparator, reviewKeyOf, SEVERITIES, severityRank, type Severity } from '../../domain/security/index.js';
 import { normaliseRow, type PackageRow } from '../packages/package-store.js';
 import { decisionOf, type DecisionView } from './decisions.js';
@@ -14,7 +15,7 @@ import type { VulnDatabase, VulnDbStatus } from './vuln-db.js';
 
 const DAY_MS = 86_400_000;
 /** Statuses shown by /security/packages without a status filter even when they have no finding. */
-const HELD_STATUSES = ['pending_review', 'upgrade_required', 'accepted_risk', 'exception', 'quarantined'];
+const HELD_STATUSES: readonly PackageStatus[] = ['pending_review', 'upgrade_required', 'accepted_risk', 'exception', 'quarantined'];
 export const REVIEW_STATUSES = ['pending_review', 'upgrade_required'] as const;
 
 export interface Paging {
@@ -173,7 +174,7 @@ export class SecurityQueries {
   }
 
   /** GET /security/packages: packages with findings (or in a held status), filtered by status and severity. */
-  async packages(filter: { status?: string; severity?: Severity; distribution?: string; q?: string }, paging: Paging, now = new Date()): Promise<PageResult<ReturnType<typeof packageSecurityView>>> {
+  async packages(filter: { status?: PackageStatus; severity?: Severity; distribution?: string; q?: string }, paging: Paging, now = new Date()): Promise<PageResult<ReturnType<typeof packageSecurityView>>> {
     let q = this.db.selectFrom('packages as p');
     if (filter.status) q = q.where('p.status', '=', filter.status);
     if (filter.distribution) q = q.where('p.distribution', '=', filter.distribution);
@@ -222,8 +223,8 @@ export class SecurityQueries {
   }
 
   /** GET /security/review-queue: packages awaiting a decision, KEV → EPSS → CVSS (or `sort=sla`). */
-  async reviewQueue(filter: { sort?: string; status?: string; distribution?: string }, paging: Paging, now = new Date()): Promise<PageResult<Record<string, unknown>>> {
-    const statuses = filter.status && filter.status !== 'all' ? [filter.status] : [...REVIEW_STATUSES];
+  async reviewQueue(filter: { sort?: string; status?: PackageStatus | 'all'; distribution?: string }, paging: Paging, now = new Date()): Promise<PageResult<Record<string, unknown>>> {
+    const statuses: PackageStatus[] = filter.status && filter.status !== 'all' ? [filter.status] : [...REVIEW_STATUSES];
     let q = this.db.selectFrom('packages').selectAll().where('status', 'in', statuses);
     if (filter.distribution) q = q.where('distribution', '=', filter.distribution);
     const rows = (await q.execute()).map(normaliseRow);

@@ -9,7 +9,8 @@ import type { Transaction } from 'kysely';
 import type { Logger } from 'pino';
 import type { Db } from '../../adapters/db/index.js';
 import type { Database } from '../../adapters/db/schema.js';
-import { INDEXED_STATUSES, isIndexed } from '../../domain/distributions.js';
+import { INDEXED_STATUSES, isIndexed, type PackageStatus } from '../../domain/distributions.js';
+import type { StoredCveStatus } from '../../domain/security/policy.js';
 import { DomainError } from '../../domain/errors.js';
 import type { PackageFiles } from '../../adapters/storage/interfaces.js';
 import { bumpGeneration, countReferences, findPoolConflict, type PackageRow } from '../packages/package-store.js';
@@ -20,8 +21,8 @@ import type { StoredFinding } from '../../domain/security/index.js';
 
 /** What changes with the status (fields left undefined are kept). */
 export interface StatusChange {
-  status: string;
-  cve_status?: string;
+  status: PackageStatus;
+  cve_status?: StoredCveStatus;
   sla_deadline?: string | null;
   reasons?: string[];
   findings?: StoredFinding[];
