@@ -14,13 +14,13 @@ import { createHash } from 'node:crypto';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { multipartBody } from '../test/helpers/multipart.js';
+import { multipartBody } from '../harness/multipart.js';
 import { debCorpus } from './lib/deb-corpus.js';
 import { runMeasured } from './lib/proc.js';
 import { textTable } from './lib/table.js';
 import { formatMs } from './lib/timing.js';
-import { freePort } from '../test/helpers/net.js';
-import { loginAsInitialAdmin, spawnService, waitUntilReady } from '../test/helpers/service.js';
+import { freePort } from '../harness/net.js';
+import { loginAsInitialAdmin, spawnService, waitUntilReady } from '../harness/service.js';
 
 const run = promisify(execFile);
 const root = new URL('..', import.meta.url).pathname;

@@ -28,8 +28,8 @@ import type { PackageRow } from '../src/services/packages/package-store.js';
 import { closeContext, createContext } from '../src/services/context.js';
 import type { SbomFormat } from '../src/services/sbom/index.js';
 import { SCANNER_VERSION } from '../src/services/sbom/inventory.js';
-import { freePort } from '../test/helpers/net.js';
-import { loginAsInitialAdmin, spawnService, waitUntilReady } from '../test/helpers/service.js';
+import { freePort } from '../harness/net.js';
+import { loginAsInitialAdmin, spawnService, waitUntilReady } from '../harness/service.js';
 
 const at = process.argv.indexOf('--packages');
 const PACKAGES = at > 0 ? Number(process.argv[at + 1]) : 50_000;

@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { aptSandbox, exec } from '../helpers/apt.js';
 import { backends, bearer, startTestApp, type TestApp } from '../helpers/app.js';
-import { buildDeb } from '../helpers/debs.js';
-import { multipartBody } from '../helpers/multipart.js';
+import { buildDeb } from '../../harness/debs.js';
+import { multipartBody } from '../../harness/multipart.js';
 import { makeTempDir } from '../helpers/tmp.js';
 
 const COUNT = 20;

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { aptSandbox, exec } from '../helpers/apt.js';
 import { bearer, startTestApp, type TestApp } from '../helpers/app.js';
-import { multipartBody } from '../helpers/multipart.js';
+import { multipartBody } from '../../harness/multipart.js';
 import { makeTempDir } from '../helpers/tmp.js';
 
 const CACHE = '/var/cache/apt/archives';

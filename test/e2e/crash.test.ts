@@ -5,11 +5,11 @@ import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { aptSandbox, exec } from '../helpers/apt.js';
-import { buildDeb } from '../helpers/debs.js';
-import { multipartBody } from '../helpers/multipart.js';
+import { buildDeb } from '../../harness/debs.js';
+import { multipartBody } from '../../harness/multipart.js';
 import { makeTempDir } from '../helpers/tmp.js';
-import { freePort } from '../helpers/net.js';
-import { loginAsInitialAdmin, spawnService, waitFor, waitUntilReady } from '../helpers/service.js';
+import { freePort } from '../../harness/net.js';
+import { loginAsInitialAdmin, spawnService, waitFor, waitUntilReady } from '../../harness/service.js';
 
 describe('crash safety: SIGKILL in the middle of a stream of uploads', () => {
   let work: { dir: string; cleanup: () => Promise<void> };

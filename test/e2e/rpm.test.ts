@@ -8,8 +8,8 @@ import { after, before, describe, it } from 'node:test';
 import { exec } from '../helpers/apt.js';
 import { bearer, startTestApp, type TestApp } from '../helpers/app.js';
 import { dnfSandbox } from '../helpers/dnf.js';
-import { multipartBody } from '../helpers/multipart.js';
-import { buildRpm } from '../helpers/rpms.js';
+import { multipartBody } from '../../harness/multipart.js';
+import { buildRpm } from '../../harness/rpms.js';
 import { makeTempDir } from '../helpers/tmp.js';
 import { parseXml, type XmlElement } from '../domain/repo/rpm/mini-xml.js';
 

@@ -15,7 +15,7 @@ import { readdir, readFile, lstat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { backends, bearer, startTestApp, type TestApp } from '../helpers/app.js';
-import { multipartBody } from '../helpers/multipart.js';
+import { multipartBody } from '../../harness/multipart.js';
 import { cyclonedxProblems, spdxProblems } from '../helpers/sbom-validate.js';
 import { makeTempDir } from '../helpers/tmp.js';
 

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { describe, it } from 'node:test';
-import { freePort } from '../helpers/net.js';
-import { spawnService, waitFor } from '../helpers/service.js';
+import { freePort } from '../../harness/net.js';
+import { spawnService, waitFor } from '../../harness/service.js';
 import { makeTempDir } from '../helpers/tmp.js';
 
 describe('start-up of the real service on an empty data folder', () => {

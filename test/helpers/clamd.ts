@@ -10,7 +10,7 @@ import { createConnection } from 'node:net';
 import { join } from 'node:path';
 import { makeTempDir } from './tmp.js';
 import { startDaemon } from './daemon.js';
-import { freePort } from './net.js';
+import { freePort } from '../../harness/net.js';
 
 export const CLAMD_BINARY = '/usr/sbin/clamd';
 

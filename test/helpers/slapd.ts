@@ -9,7 +9,7 @@ import { createConnection } from 'node:net';
 import { join } from 'node:path';
 import { makeTempDir } from './tmp.js';
 import { startDaemon } from './daemon.js';
-import { freePort } from './net.js';
+import { freePort } from '../../harness/net.js';
 
 export const SLAPD_BINARY = '/usr/sbin/slapd';
 export const BASE_DN = 'dc=example,dc=org';

@@ -3,9 +3,9 @@ import type { Severity } from '../../src/domain/security/types.js';
 import { stat } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import { backends, bearer, startTestApp, type TestApp } from '../helpers/app.js';
-import { buildDeb } from '../helpers/debs.js';
-import { multipartBody } from '../helpers/multipart.js';
-import { buildRpm } from '../helpers/rpms.js';
+import { buildDeb } from '../../harness/debs.js';
+import { multipartBody } from '../../harness/multipart.js';
+import { buildRpm } from '../../harness/rpms.js';
 import { makeTempDir } from '../helpers/tmp.js';
 
 const DAY_MS = 86_400_000;

@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { after, before, describe, it } from 'node:test';
 import { backends, bearer, startTestApp, type TestApp } from '../helpers/app.js';
-import { buildDeb, type DebSpec } from '../helpers/debs.js';
-import { multipartBody } from '../helpers/multipart.js';
-import { buildRpm, type RpmSpec } from '../helpers/rpms.js';
+import { buildDeb, type DebSpec } from '../../harness/debs.js';
+import { multipartBody } from '../../harness/multipart.js';
+import { buildRpm, type RpmSpec } from '../../harness/rpms.js';
 import { makeTempDir } from '../helpers/tmp.js';
 
 const exists = (path: string) => access(path).then(() => true, () => false);

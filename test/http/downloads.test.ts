@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import { backends, bearer, startTestApp, type TestApp } from '../helpers/app.js';
-import { buildDeb } from '../helpers/debs.js';
-import { multipartBody } from '../helpers/multipart.js';
-import { buildRpm } from '../helpers/rpms.js';
+import { buildDeb } from '../../harness/debs.js';
+import { multipartBody } from '../../harness/multipart.js';
+import { buildRpm } from '../../harness/rpms.js';
 import { makeTempDir } from '../helpers/tmp.js';
 import type { DownloadCountsTable } from '../../src/adapters/db/schema.js';
 

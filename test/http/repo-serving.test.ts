@@ -5,10 +5,10 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { bearer, startTestApp, type TestApp } from '../helpers/app.js';
-import { buildDeb } from '../helpers/debs.js';
+import { buildDeb } from '../../harness/debs.js';
 import { checkErrorAnswer } from '../helpers/errors.js';
-import { multipartBody } from '../helpers/multipart.js';
-import { buildRpm } from '../helpers/rpms.js';
+import { multipartBody } from '../../harness/multipart.js';
+import { buildRpm } from '../../harness/rpms.js';
 import { makeTempDir } from '../helpers/tmp.js';
 
 interface RawResponse {

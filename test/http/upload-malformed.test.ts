@@ -6,9 +6,9 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { backends, bearer, startTestApp, type TestApp } from '../helpers/app.js';
-import { buildDeb, makeTar, writeArArchive } from '../helpers/debs.js';
-import { multipartBody } from '../helpers/multipart.js';
-import { buildRpm } from '../helpers/rpms.js';
+import { buildDeb, makeTar, writeArArchive } from '../../harness/debs.js';
+import { multipartBody } from '../../harness/multipart.js';
+import { buildRpm } from '../../harness/rpms.js';
 import { makeTempDir } from '../helpers/tmp.js';
 
 const run = promisify(execFile);

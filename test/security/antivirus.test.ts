@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { bearer, startTestApp, type TestApp } from '../helpers/app.js';
 import { startClamd, EICAR, EICAR_SIGNATURE, type RunningClamd } from '../helpers/clamd.js';
-import { buildDeb } from '../helpers/debs.js';
-import { buildRpm } from '../helpers/rpms.js';
+import { buildDeb } from '../../harness/debs.js';
+import { buildRpm } from '../../harness/rpms.js';
 import { makeTempDir } from '../helpers/tmp.js';
 import { aptIndexNames, filesUnder, rpmIndexNames, upload } from './support.js';
 

@@ -8,7 +8,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { backends, bearer, startTestApp, type TestApp } from '../helpers/app.js';
-import { buildDeb, type DebSpec } from '../helpers/debs.js';
+import { buildDeb, type DebSpec } from '../../harness/debs.js';
 import { makeTempDir } from '../helpers/tmp.js';
 import { patchSettings, startFeedServer, upload, writeOsvFeed, type FeedServer } from './support.js';
 

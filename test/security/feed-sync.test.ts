@@ -10,7 +10,7 @@ import { pathToFileURL } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { FEED_UNAVAILABLE } from '../../src/adapters/feeds/fetch.js';
 import { backends, bearer, startTestApp, type TestApp } from '../helpers/app.js';
-import { buildRpm } from '../helpers/rpms.js';
+import { buildRpm } from '../../harness/rpms.js';
 import { makeTempDir } from '../helpers/tmp.js';
 import { patchSettings, startFeedServer, upload, writeEpss, writeKev, writeOsvFeed, type FeedServer } from './support.js';
 

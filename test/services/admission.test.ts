@@ -18,7 +18,7 @@ import { packageById } from '../../src/services/packages/package-store.js';
 import { formatStep } from '../../src/services/pipeline/format.js';
 import { provenanceStep } from '../../src/services/pipeline/provenance.js';
 import { backends, startTestApp, type TestApp } from '../helpers/app.js';
-import { buildDeb } from '../helpers/debs.js';
+import { buildDeb } from '../../harness/debs.js';
 import { makeTempDir } from '../helpers/tmp.js';
 
 const FINDING: StoredFinding = {

@@ -6,7 +6,7 @@ import { authenticateLdap, CA_BUNDLE_UNREADABLE, testLdapConnection, type LdapCo
 import { mapGroupsToRole } from '../../../src/adapters/ldap/roles.js';
 import { startSlapd, type RunningSlapd, type SlapdOptions } from '../../helpers/slapd.js';
 import { makeTempDir } from '../../helpers/tmp.js';
-import { startSilentServer } from '../../helpers/net.js';
+import { startSilentServer } from '../../../harness/net.js';
 
 const DIRECTORY: SlapdOptions = {
   users: [

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { createSmtpMailer, type SmtpSettings } from '../../../src/adapters/mail/mailer.js';
 import { DomainError } from '../../../src/domain/errors.js';
 import { startSmtpServer, type TestSmtpServer } from '../../helpers/smtp.js';
-import { startSilentServer } from '../../helpers/net.js';
+import { startSilentServer } from '../../../harness/net.js';
 
 function settingsFor(server: { host: string; port: number }, extra: Partial<SmtpSettings> = {}): SmtpSettings {
   return { smtp_host: server.host, smtp_port: server.port, smtp_from: 'tollgate@example.org', smtp_tls: 'none', ...extra };

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { keyFingerprints, readUpstreamKeys, verifyCleartext, verifyDetached } from '../../../src/adapters/signing/upstream-verify.js';
 import { makeTempDir } from '../../helpers/tmp.js';
-import { buildAptRepo, buildRpmRepo, makeGpgKey, type GpgKey } from '../../helpers/upstream.js';
+import { buildAptRepo, buildRpmRepo, makeGpgKey, type GpgKey } from '../../../harness/upstream.js';
 
 describe('upstream signature verification', () => {
   let tmp: { dir: string; cleanup: () => Promise<void> };

@@ -10,7 +10,7 @@ import { publishAptDistribution } from '../../../src/adapters/storage/apt-publis
 import { debPoolPath } from '../../../src/domain/repo/apt/pool-path.js';
 import { packageStanza } from '../../../src/domain/repo/apt/stanza.js';
 import { aptSandbox } from '../../helpers/apt.js';
-import { buildDeb, type DebSpec } from '../../helpers/debs.js';
+import { buildDeb, type DebSpec } from '../../../harness/debs.js';
 import { makeTempDir } from '../../helpers/tmp.js';
 import { controlFieldsOf, fileFacts, ftparchivePackages } from '../../domain/repo/apt/apt-ftparchive.js';
 import { gpgv } from '../signing/gpg-tools.js';

@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { openArMember, readArMemberBytes, readArMembers } from '../../../src/domain/deb/ar.js';
 import { PackageFormatError } from '../../../src/domain/errors.js';
-import { buildDeb, writeArArchive } from '../../helpers/debs.js';
+import { buildDeb, writeArArchive } from '../../../harness/debs.js';
 import { makeTempDir } from '../../helpers/tmp.js';
 
 const exec = promisify(execFile);

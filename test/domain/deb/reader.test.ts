@@ -10,7 +10,7 @@ import tarStream from 'tar-stream';
 import { parseControlStanza } from '../../../src/domain/deb/control.js';
 import { openArMember, readDebPackage, type DebPackage } from '../../../src/domain/deb/reader.js';
 import { PackageFormatError } from '../../../src/domain/errors.js';
-import { buildDeb, makeTar, writeArArchive, type RawArMember } from '../../helpers/debs.js';
+import { buildDeb, makeTar, writeArArchive, type RawArMember } from '../../../harness/debs.js';
 import { makeTempDir } from '../../helpers/tmp.js';
 
 const exec = promisify(execFile);

@@ -18,7 +18,7 @@ import { parseRepomd, PrimaryReader } from '../../../src/domain/imports/rpm-meta
 import { XmlTokenizer } from '../../../src/domain/imports/xml-stream.js';
 import type { CatalogEntry, RpmCatalogRelations } from '../../../src/domain/imports/catalog.js';
 import { makeTempDir } from '../../helpers/tmp.js';
-import { buildAptRepo, buildRpmRepo } from '../../helpers/upstream.js';
+import { buildAptRepo, buildRpmRepo } from '../../../harness/upstream.js';
 
 async function* text(stream: Readable): AsyncGenerator<string> {
   const decoder = new StringDecoder('utf8');

@@ -7,7 +7,7 @@ import { DomainError, PackageFormatError } from '../../../src/domain/errors.js';
 import { iterateRpmPayload, openRpmPayload } from '../../../src/domain/rpm/payload.js';
 import { readRpmPackage } from '../../../src/domain/rpm/reader.js';
 import { RpmType, Tag } from '../../../src/domain/rpm/tags.js';
-import { buildRpm } from '../../helpers/rpms.js';
+import { buildRpm } from '../../../harness/rpms.js';
 import { makeTempDir } from '../../helpers/tmp.js';
 import { basicMainEntries, buildHeader, buildLead, buildRpmFile } from './synthetic.js';
 

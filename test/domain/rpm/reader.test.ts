@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { readRpmPackage } from '../../../src/domain/rpm/reader.js';
 import { iterateRpmPayload } from '../../../src/domain/rpm/payload.js';
 import type { RpmDependency, RpmPackage } from '../../../src/domain/rpm/package.js';
-import { buildRpm, type RpmSpec } from '../../helpers/rpms.js';
+import { buildRpm, type RpmSpec } from '../../../harness/rpms.js';
 import { makeTempDir } from '../../helpers/tmp.js';
 
 const run = promisify(execFile);

@@ -14,7 +14,7 @@ import {
 } from '../../../src/domain/rpm/relations.js';
 import { parseRichDependency } from '../../../src/domain/rpm/rich.js';
 import { Sense } from '../../../src/domain/rpm/tags.js';
-import { buildRpms } from '../../helpers/rpms.js';
+import { buildRpms } from '../../../harness/rpms.js';
 import { makeTempDir } from '../../helpers/tmp.js';
 
 const run = promisify(execFile);

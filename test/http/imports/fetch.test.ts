@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { backends, bearer, startTestApp, type TestApp } from '../../helpers/app.js';
 import { makeTempDir } from '../../helpers/tmp.js';
-import { buildAptRepo, buildRpmRepo, makeGpgKey, serveDir, type StaticServer } from '../../helpers/upstream.js';
+import { buildAptRepo, buildRpmRepo, makeGpgKey, serveDir, type StaticServer } from '../../../harness/upstream.js';
 
 interface Fixture {
   dir: string;

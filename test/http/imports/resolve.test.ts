@@ -8,10 +8,10 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { backends, bearer, startTestApp, type TestApp } from '../../helpers/app.js';
-import { buildDeb } from '../../helpers/debs.js';
-import { multipartBody } from '../../helpers/multipart.js';
+import { buildDeb } from '../../../harness/debs.js';
+import { multipartBody } from '../../../harness/multipart.js';
 import { makeTempDir } from '../../helpers/tmp.js';
-import { buildAptRepo, buildRpmRepo, makeGpgKey, serveDir, type StaticServer } from '../../helpers/upstream.js';
+import { buildAptRepo, buildRpmRepo, makeGpgKey, serveDir, type StaticServer } from '../../../harness/upstream.js';
 
 interface Fixture {
   dir: string;

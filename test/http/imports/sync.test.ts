@@ -10,9 +10,9 @@ import { after, before, describe, it } from 'node:test';
 import { execFileSync } from 'node:child_process';
 import { backends, bearer, startTestApp, type TestApp } from '../../helpers/app.js';
 import { makeTempDir } from '../../helpers/tmp.js';
-import { buildAptRepo, buildRpmRepo, makeGpgKey, recompressPrimaryZstd, serveDir, writeAptIndexes, writeRpmIndexes, type GpgKey, type StaticServer } from '../../helpers/upstream.js';
-import { buildDeb } from '../../helpers/debs.js';
-import { buildRpm } from '../../helpers/rpms.js';
+import { buildAptRepo, buildRpmRepo, makeGpgKey, recompressPrimaryZstd, serveDir, writeAptIndexes, writeRpmIndexes, type GpgKey, type StaticServer } from '../../../harness/upstream.js';
+import { buildDeb } from '../../../harness/debs.js';
+import { buildRpm } from '../../../harness/rpms.js';
 
 interface Upstreams {
   dir: string;

@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { PackageFormatError } from '../../../../src/domain/errors.js';
 import { debPoolPath } from '../../../../src/domain/repo/apt/pool-path.js';
 import { packageStanza, packagesIndex, type PoolFileFacts } from '../../../../src/domain/repo/apt/stanza.js';
-import { buildDeb, type DebSpec } from '../../../helpers/debs.js';
+import { buildDeb, type DebSpec } from '../../../../harness/debs.js';
 import { makeTempDir } from '../../../helpers/tmp.js';
 import { controlFieldsOf, fileFacts, ftparchivePackages, splitStanzas } from './apt-ftparchive.js';
 

@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { gunzipSync } from 'node:zlib';
 import { assembleDocuments, buildRepodata, packageChunks, type PackageChunks } from '../../../../src/domain/repo/rpm/assemble.js';
 import { readRpmPackage } from '../../../../src/domain/rpm/reader.js';
-import { buildRpms, type RpmSpec } from '../../../helpers/rpms.js';
+import { buildRpms, type RpmSpec } from '../../../../harness/rpms.js';
 import { makeTempDir } from '../../../helpers/tmp.js';
 import { child, childrenNamed, parseXml, type XmlElement } from './mini-xml.js';
 
