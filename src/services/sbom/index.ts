@@ -1,10 +1,14 @@
 /**
- * SBOMs (issue 10): one package version, a whole distribution (streamed from keyset-paginated
+ * SBOMs: one package version, a whole distribution (streamed from keyset-paginated
  * batches, one pass per JSON array), a preview, and the distribution's findings as SARIF.
  */
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../adapters/db/index.js';
-import { findDistribution, INDEXED_STATUSES, isIndexed, type Distribution } from '../../domain/distributions.js';
+import {
+  findIdsOfPackagesWithFindings, findIndexedProviders, findIndexedSbomRowsAfter, findIndexedSbomRowsByName, findSbomRowsByIds, findSbomRowsOfVersion,
+  type SbomRow,
+} from '../../adapters/db/sbom.table.js';
+import { findDistribution, isIndexed, type Distribution } from '../../domain/distributions.js';
 import { DomainError } from '../../domain/errors.js';
 import { cyclonedxPlan } from '../../domain/sbom/cyclonedx.js';
 import type { DocumentPlan, SbomMeta, SbomPackage } from '../../domain/sbom/model.js';
@@ -15,7 +19,7 @@ import { severityRank, type Severity } from '../../domain/security/types.js';
 import type { PackageFiles } from '../../adapters/storage/interfaces.js';
 import { providesLookup } from '../packages/package-store.js';
 import { InventoryStore } from './inventory.js';
-import { decisionsFor, dependsOn, neededNames, refOf, SBOM_COLUMNS, sbomPackage, type ProviderMap, type SbomRow } from './model.js';
+import { decisionsFor, dependsOn, neededNames, refOf, sbomPackage, type ProviderMap } from './model.js';
 
 export type SbomFormat = 'cyclonedx' | 'spdx';
 
@@ -91,15 +95,7 @@ export class SbomService {
       for (const r of await providesLookup(this.db, codename)([...names])) add(r.name, { format: dist.format, name: r.package, version: r.packageVersion, arch: r.arch });
       return map;
     }
-    const rows = await this.db
-      .selectFrom('package_provides as pp')
-      .innerJoin('packages as p', 'p.id', 'pp.package_id')
-      .select(['pp.name as provided', 'p.format', 'p.name', 'p.version', 'p.arch'])
-      .where('pp.distribution', '=', codename)
-      .where('p.status', 'in', INDEXED_STATUSES)
-      .where('pp.kind', '!=', 'file')
-      .execute();
-    for (const r of rows) add(r.provided, r);
+    for (const r of await findIndexedProviders(this.db, codename)) add(r.provided, r);
     return map;
   }
 
@@ -108,15 +104,7 @@ export class SbomService {
     let after = '';
     let left = limit ?? Number.POSITIVE_INFINITY;
     while (left > 0) {
-      const batch = await this.db
-        .selectFrom('packages')
-        .select([...SBOM_COLUMNS])
-        .where('distribution', '=', codename)
-        .where('status', 'in', INDEXED_STATUSES)
-        .where('id', '>', after)
-        .orderBy('id')
-        .limit(Math.min(BATCH, left))
-        .execute();
+      const batch = await findIndexedSbomRowsAfter(this.db, codename, after, Math.min(BATCH, left));
       if (batch.length === 0) return;
       yield batch;
       left -= batch.length;
@@ -146,10 +134,7 @@ export class SbomService {
 
   /** One package version (GET /sbom/{name}/{version}): the package, what it embeds, and the packages it depends on. */
   async packageDocument(format: SbomFormat, name: string, version: string, filter: { arch?: string; distribution?: string }): Promise<SbomDocument> {
-    let q = this.db.selectFrom('packages').select([...SBOM_COLUMNS]).where('name', '=', name).where('version', '=', version);
-    if (filter.arch) q = q.where('arch', '=', filter.arch);
-    if (filter.distribution) q = q.where('distribution', '=', filter.distribution);
-    const rows = await q.orderBy('created_at').orderBy('seq').execute();
+    const rows = await findSbomRowsOfVersion(this.db, name, version, filter);
     const where = [filter.arch, filter.distribution].filter(Boolean).join(', ');
     if (rows.length === 0) throw new DomainError('not_found', 'package_not_found', `Package ${name} ${version}${where ? ` (${where})` : ''} not found`);
     // A published copy describes what clients install; otherwise the oldest row.
@@ -170,7 +155,7 @@ export class SbomService {
     if (refs.length === 0) return [];
     const wanted = new Set(refs);
     const names = [...new Set(refs.map((r) => decodeURIComponent(/^pkg:[^/]+\/[^/]+\/([^@]+)@/.exec(r)?.[1] ?? '')))].filter(Boolean);
-    const rows = await this.db.selectFrom('packages').select([...SBOM_COLUMNS]).where('distribution', '=', codename).where('name', 'in', names).where('status', 'in', INDEXED_STATUSES).execute();
+    const rows = await findIndexedSbomRowsByName(this.db, codename, names);
     const seen = new Set<string>();
     return rows.filter((r) => {
       const ref = refOf(r);
@@ -184,18 +169,10 @@ export class SbomService {
   async sarif(codename: string, minSeverity: Severity | null): Promise<{ filename: string; log: Record<string, unknown> }> {
     this.distribution(codename);
     const floor = minSeverity ? severityRank(minSeverity) : 0;
-    const ids = await this.db
-      .selectFrom('package_findings as f')
-      .innerJoin('packages as p', 'p.id', 'f.package_id')
-      .select('p.id')
-      .distinct()
-      .where('p.distribution', '=', codename)
-      .where('p.status', '!=', 'rejected')
-      .where('f.severity_rank', '>=', floor)
-      .execute();
+    const ids = await findIdsOfPackagesWithFindings(this.db, codename, floor);
     const packages: SarifPackage[] = [];
     for (let i = 0; i < ids.length; i += BATCH) {
-      const rows = await this.db.selectFrom('packages').select([...SBOM_COLUMNS]).where('id', 'in', ids.slice(i, i + BATCH).map((r) => r.id)).orderBy('name').orderBy('id').execute();
+      const rows = await findSbomRowsByIds(this.db, ids.slice(i, i + BATCH));
       const decisions = await decisionsFor(this.db, rows);
       for (const row of rows) {
         const pkg = sbomPackage(row, { inventory: null, decision: decisions.get(`${row.name} ${row.version} ${row.arch}`) ?? null, dependsOn: [], withFindings: true });

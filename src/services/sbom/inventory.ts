@@ -5,6 +5,7 @@
  * needs `SCANNER_VERSION` bumped to recompute. The cost lands on the first export instead.
  */
 import type { Db } from '../../adapters/db/index.js';
+import { findCachedInventories, saveInventory } from '../../adapters/db/sbom.table.js';
 import type { PackageInventory } from '../../domain/sbom/model.js';
 import type { PackageFiles } from '../../adapters/storage/interfaces.js';
 import { isoUtc } from '../../domain/time.js';
@@ -27,7 +28,7 @@ export class InventoryStore {
     const out = new Map<string, PackageInventory>();
     const shas = [...new Set(rows.map((r) => r.sha256))];
     if (shas.length === 0) return out;
-    const cached = await this.db.selectFrom('sbom_inventory').select(['sha256', 'data']).where('sha256', 'in', shas).where('scanner', '=', SCANNER_VERSION).execute();
+    const cached = await findCachedInventories(this.db, shas, SCANNER_VERSION);
     for (const row of cached) out.set(row.sha256, JSON.parse(row.data) as PackageInventory);
     for (const row of rows) {
       if (out.has(row.sha256)) continue;
@@ -40,11 +41,7 @@ export class InventoryStore {
     // A file missing from the store (rows restored without their files) is reported, not cached.
     if (!(await this.files.has(row.sha256))) return { components: [], copyrightLicense: null, error: 'package file not in the store' };
     const inventory = await catalogue(this.files.storedPath(row.sha256), { format: row.format, name: row.name, metadata: JSON.parse(row.metadata) as Record<string, unknown> });
-    await this.db
-      .insertInto('sbom_inventory')
-      .values({ sha256: row.sha256, scanner: SCANNER_VERSION, data: JSON.stringify(inventory), created_at: new Date().toISOString().replace('Z', '+00:00') })
-      .onConflict((oc) => oc.column('sha256').doUpdateSet({ scanner: SCANNER_VERSION, data: JSON.stringify(inventory) }))
-      .execute();
+    await saveInventory(this.db, { sha256: row.sha256, scanner: SCANNER_VERSION, data: JSON.stringify(inventory), created_at: isoUtc() });
     return inventory;
   }
 }

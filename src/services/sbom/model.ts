@@ -1,18 +1,11 @@
 /** Package rows, decision records and inventories → the domain's SbomPackage. */
 import type { Db } from '../../adapters/db/index.js';
+import { findDecisionsForNames, type SbomRow } from '../../adapters/db/sbom.table.js';
 import { parseRelations } from '../../domain/deb/relations.js';
 import { findDistribution } from '../../domain/distributions.js';
 import type { PackageInventory, SbomDecision, SbomPackage, SbomVulnerability } from '../../domain/sbom/model.js';
 import { packagePurl } from '../../domain/sbom/purl.js';
-import type { PackagesTable } from '../../adapters/db/schema.js';
 import { parseStoredFindings } from '../security/findings-store.js';
-
-/** The columns an SBOM needs (not the index entry or file list). */
-export const SBOM_COLUMNS = [
-  'id', 'distribution', 'format', 'name', 'version', 'arch', 'status', 'sha256', 'size', 'filename', 'pool_path',
-  'source_name', 'source_version', 'metadata', 'relations', 'findings',
-] as const;
-export type SbomRow = Pick<PackagesTable, (typeof SBOM_COLUMNS)[number]>;
 
 /** A package of the distribution, as dependency edges need it: its ref. */
 export type ProviderMap = Map<string, string[]>;
@@ -126,7 +119,7 @@ export async function decisionsFor(db: Db, rows: ReadonlyArray<Pick<SbomRow, 'na
   const out = new Map<string, SbomDecision>();
   const names = [...new Set(rows.map((r) => r.name))];
   if (names.length === 0) return out;
-  const found = await db.selectFrom('security_decisions').selectAll().where('name', 'in', names).execute();
+  const found = await findDecisionsForNames(db, names);
   for (const d of found) {
     out.set(`${d.name} ${d.version} ${d.arch}`, {
       action: d.action,
