@@ -10,10 +10,12 @@
 import type { Transaction } from 'kysely';
 import type { Db, DbDialect } from '../../adapters/db/index.js';
 import type { Database } from '../../adapters/db/schema.js';
+import {
+  addDownloadCounts, addDownloadDays, addDownloadTotals, countDownloadedPackages, findDownloadRollups, findPoolFileOwners, findTopDownloads,
+  lockDownloadRollups, rebuildDownloadTotals, setDownloadRollupDay, shiftDownloadTotals, sumDownloadsByDay, sumDownloadsByDistribution,
+} from '../../adapters/db/downloads.table.js';
 import { creditedDistribution, DOWNLOAD_WINDOWS, SHARED, type DownloadWindow } from '../../domain/downloads/attribution.js';
 import { addDays, fillDays, lastDays, utcDay } from '../../domain/utc-days.js';
-
-type Executor = Db | Transaction<Database>;
 
 /** Downloads of one repository file on one UTC day, before attribution. */
 export interface FileDownloads {
@@ -47,9 +49,6 @@ export interface DownloadStats {
   packages: Array<{ name: string; version: string; distribution: string | null; arch: string; downloads: number }>;
 }
 
-const BATCH = 500;
-const chunks = <T>(items: readonly T[], size = BATCH): T[][] =>
-  Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, (i + 1) * size));
 const keyOf = (k: PackageKey) => `${k.distribution}\n${k.name}\n${k.version}\n${k.arch}`;
 const publicDistribution = (d: string) => (d === SHARED ? null : d);
 
@@ -63,7 +62,7 @@ export class DownloadStore {
   async add(entries: readonly FileDownloads[], trx?: Transaction<Database>): Promise<AddReport> {
     if (entries.length === 0) return { counted: 0, unresolved: 0 };
     if (!trx) return this.db.transaction().execute((t) => this.add(entries, t));
-    const rollups = await this.lockRollups(trx);
+    const rollups = await lockDownloadRollups(trx, this.dialect);
     const owners = await this.owners(trx, [...new Set(entries.map((e) => e.path))]);
     const counts = new Map<string, PackageKey & { day: string; downloads: number }>();
     let unresolved = 0;
@@ -79,7 +78,7 @@ export class DownloadStore {
       counts.set(key, row);
     }
     const rows = [...counts.values()];
-    await this.upsertCounts(trx, rows);
+    await addDownloadCounts(trx, rows);
     await this.upsertDays(trx, rows);
     // Each window's totals cover the days up to the day it was last rolled to (not necessarily
     // today: a flush can come first on a new day); rows outside that range reach it when it rolls.
@@ -99,124 +98,47 @@ export class DownloadStore {
    */
   async rollOver(now = new Date()): Promise<DownloadWindow[]> {
     const today = utcDay(now);
-    const due = (await this.db.selectFrom('download_rollups').select(['days', 'day']).execute()).filter((r) => r.day !== today);
+    const due = (await findDownloadRollups(this.db)).filter((r) => r.day !== today);
     if (due.length === 0) return [];
     return this.db.transaction().execute(async (trx) => {
-      const rollups = await this.lockRollups(trx);
+      const rollups = await lockDownloadRollups(trx, this.dialect);
       const moved: DownloadWindow[] = [];
       for (const days of DOWNLOAD_WINDOWS) {
         const through = rollups.get(days) ?? '';
         if (through === today) continue;
-        if (through === '' || through > today || addDays(through, days) <= today) await this.rebuildTotals(trx, days, today);
-        else await this.moveTotals(trx, days, through, today);
-        await trx.updateTable('download_rollups').set({ day: today }).where('days', '=', days).execute();
+        if (through === '' || through > today || addDays(through, days) <= today) await rebuildDownloadTotals(trx, days, addDays(today, 1 - days), today);
+        else await shiftDownloadTotals(trx, days, { after: through, through: today }, { from: addDays(through, 1 - days), through: addDays(today, -days) });
+        await setDownloadRollupDay(trx, days, today);
         moved.push(days);
       }
       return moved;
     });
   }
 
-  private async rebuildTotals(trx: Transaction<Database>, days: number, today: string): Promise<void> {
-    await trx.deleteFrom('download_totals').where('days', '=', days).execute();
-    await trx
-      .insertInto('download_totals')
-      .columns(['days', 'distribution', 'name', 'version', 'arch', 'downloads'])
-      .expression((eb) => eb
-        .selectFrom('download_counts')
-        .select((s) => [s.lit(days).as('days'), 'distribution', 'name', 'version', 'arch', s.fn.sum<number>('downloads').as('downloads')])
-        .where('day', '>=', addDays(today, 1 - days))
-        .where('day', '<=', today)
-        .groupBy(['distribution', 'name', 'version', 'arch']))
-      .execute();
-  }
-
-  /** From the window ending `through` to the one ending `today` (less than a window later). */
-  private async moveTotals(trx: Transaction<Database>, days: number, through: string, today: string): Promise<void> {
-    const leaving = [addDays(through, 1 - days), addDays(today, -days)] as const;
-    await trx
-      .insertInto('download_totals')
-      .columns(['days', 'distribution', 'name', 'version', 'arch', 'downloads'])
-      .expression((eb) => eb
-        .selectFrom('download_counts')
-        .select((s) => [
-          s.lit(days).as('days'), 'distribution', 'name', 'version', 'arch',
-          s.fn.sum<number>(s.case().when('day', '>', through).then(s.ref('downloads')).else(s.neg(s.ref('downloads'))).end()).as('downloads'),
-        ])
-        .where((w) => w.or([
-          w.and([w('day', '>', through), w('day', '<=', today)]),
-          w.and([w('day', '>=', leaving[0]), w('day', '<=', leaving[1])]),
-        ]))
-        .groupBy(['distribution', 'name', 'version', 'arch']))
-      .onConflict((oc) => oc.columns(['days', 'distribution', 'name', 'version', 'arch']).doUpdateSet((eb) => ({
-        downloads: eb('download_totals.downloads', '+', eb.ref('excluded.downloads')),
-      })))
-      .execute();
-    await trx.deleteFrom('download_totals').where('days', '=', days).where('downloads', '<=', 0).execute();
-  }
-
   /** GET /downloads/stats: every figure is an index read of the pre-aggregated tables. */
   async stats(days: DownloadWindow, limit: number, now = new Date()): Promise<DownloadStats> {
     await this.rollOver(now);
     const window = lastDays(days, now);
-    const perDay = await this.db
-      .selectFrom('download_days')
-      .select(['day', (eb) => eb.fn.sum<number>('downloads').as('downloads')])
-      .where('day', '>=', window.from)
-      .where('day', '<=', window.to)
-      .groupBy('day')
-      .execute();
-    const perDistribution = await this.db
-      .selectFrom('download_days')
-      .select(['distribution', (eb) => eb.fn.sum<number>('downloads').as('downloads')])
-      .where('day', '>=', window.from)
-      .where('day', '<=', window.to)
-      .groupBy('distribution')
-      .orderBy('downloads', 'desc')
-      .orderBy('distribution')
-      .execute();
-    const top = await this.db
-      .selectFrom('download_totals')
-      .select(['name', 'version', 'distribution', 'arch', 'downloads'])
-      .where('days', '=', days)
-      .where('downloads', '>', 0)
-      .orderBy('downloads', 'desc')
-      .orderBy('name')
-      .orderBy('version')
-      .orderBy('distribution')
-      .orderBy('arch')
-      .limit(limit)
-      .execute();
-    const distinct = await this.db
-      .selectFrom('download_totals')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('days', '=', days)
-      .where('downloads', '>', 0)
-      .executeTakeFirst();
+    const perDay = await sumDownloadsByDay(this.db, window.from, window.to);
+    const perDistribution = await sumDownloadsByDistribution(this.db, window.from, window.to);
+    const top = await findTopDownloads(this.db, days, limit);
+    const distinct = await countDownloadedPackages(this.db, days);
     const byDay = fillDays(window.days, perDay.map((r) => ({ day: r.day, downloads: Number(r.downloads) })), (day) => ({ day, downloads: 0 }));
     return {
       days,
       from: window.from,
       to: window.to,
       total: byDay.reduce((n, d) => n + d.downloads, 0),
-      distinct_packages: Number(distinct?.n ?? 0),
+      distinct_packages: distinct,
       by_day: byDay,
       by_distribution: perDistribution.map((r) => ({ distribution: publicDistribution(r.distribution), downloads: Number(r.downloads) })),
       packages: top.map((r) => ({ ...r, distribution: publicDistribution(r.distribution), downloads: Number(r.downloads) })),
     };
   }
 
-  private async lockRollups(trx: Transaction<Database>): Promise<Map<number, string>> {
-    let q = trx.selectFrom('download_rollups').select(['days', 'day']).orderBy('days');
-    if (this.dialect === 'postgres') q = q.forUpdate();
-    return new Map((await q.execute()).map((r) => [Number(r.days), r.day]));
-  }
-
   /** The package each requested file belongs to (name, version, arch, credited distribution). */
-  private async owners(trx: Executor, paths: string[]): Promise<Map<string, PackageKey>> {
-    const rows: Array<{ pool_path: string; distribution: string; status: string; name: string; version: string; arch: string }> = [];
-    for (const batch of chunks(paths)) {
-      rows.push(...(await trx.selectFrom('packages').select(['pool_path', 'distribution', 'status', 'name', 'version', 'arch']).where('pool_path', 'in', batch).execute()));
-    }
+  private async owners(trx: Db, paths: string[]): Promise<Map<string, PackageKey>> {
+    const rows = await findPoolFileOwners(trx, paths);
     const byPath = new Map<string, typeof rows>();
     for (const r of rows) byPath.set(r.pool_path, [...(byPath.get(r.pool_path) ?? []), r]);
     const owners = new Map<string, PackageKey>();
@@ -228,19 +150,7 @@ export class DownloadStore {
     return owners;
   }
 
-  private async upsertCounts(trx: Executor, rows: Array<PackageKey & { day: string; downloads: number }>): Promise<void> {
-    for (const batch of chunks(rows)) {
-      await trx
-        .insertInto('download_counts')
-        .values(batch)
-        .onConflict((oc) => oc.columns(['day', 'distribution', 'name', 'version', 'arch']).doUpdateSet((eb) => ({
-          downloads: eb('download_counts.downloads', '+', eb.ref('excluded.downloads')),
-        })))
-        .execute();
-    }
-  }
-
-  private async upsertDays(trx: Executor, rows: ReadonlyArray<{ day: string; distribution: string; downloads: number }>): Promise<void> {
+  private async upsertDays(trx: Db, rows: ReadonlyArray<{ day: string; distribution: string; downloads: number }>): Promise<void> {
     const sums = new Map<string, { day: string; distribution: string; downloads: number }>();
     for (const r of rows) {
       const key = `${r.day}\n${r.distribution}`;
@@ -248,18 +158,10 @@ export class DownloadStore {
       sum.downloads += r.downloads;
       sums.set(key, sum);
     }
-    for (const batch of chunks([...sums.values()])) {
-      await trx
-        .insertInto('download_days')
-        .values(batch)
-        .onConflict((oc) => oc.columns(['day', 'distribution']).doUpdateSet((eb) => ({
-          downloads: eb('download_days.downloads', '+', eb.ref('excluded.downloads')),
-        })))
-        .execute();
-    }
+    await addDownloadDays(trx, [...sums.values()]);
   }
 
-  private async upsertTotals(trx: Executor, days: number, rows: ReadonlyArray<PackageKey & { downloads: number }>): Promise<void> {
+  private async upsertTotals(trx: Db, days: number, rows: ReadonlyArray<PackageKey & { downloads: number }>): Promise<void> {
     const sums = new Map<string, PackageKey & { days: number; downloads: number }>();
     for (const r of rows) {
       const key = keyOf(r);
@@ -267,14 +169,6 @@ export class DownloadStore {
       sum.downloads += r.downloads;
       sums.set(key, sum);
     }
-    for (const batch of chunks([...sums.values()])) {
-      await trx
-        .insertInto('download_totals')
-        .values(batch)
-        .onConflict((oc) => oc.columns(['days', 'distribution', 'name', 'version', 'arch']).doUpdateSet((eb) => ({
-          downloads: eb('download_totals.downloads', '+', eb.ref('excluded.downloads')),
-        })))
-        .execute();
-    }
+    await addDownloadTotals(trx, [...sums.values()]);
   }
 }

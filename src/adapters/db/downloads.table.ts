@@ -1,0 +1,207 @@
+/**
+ * Download statistics: per-day counts, per-day-and-distribution sums, per-window totals and the
+ * day each window was last moved to, plus how far each reverse-proxy log file has been read.
+ * Batched writes stay under both dialects' bound-parameter limits.
+ */
+import type { Insertable, Selectable, Updateable } from 'kysely';
+import type { Db, DbDialect } from './index.js';
+import type { AccessLogFilesTable, DownloadCountsTable, DownloadDaysTable, DownloadTotalsTable, PackagesTable } from './schema.js';
+
+export type DownloadCountRow = Selectable<DownloadCountsTable>;
+export type DownloadDayRow = Selectable<DownloadDaysTable>;
+export type DownloadTotalRow = Selectable<DownloadTotalsTable>;
+/** The package fields a pool file's downloads are credited by. */
+export type PoolFileOwnerRow = Pick<Selectable<PackagesTable>, 'pool_path' | 'distribution' | 'status' | 'name' | 'version' | 'arch'>;
+export type AccessLogFileInsert = Insertable<AccessLogFilesTable>;
+export type AccessLogFileUpdate = Updateable<AccessLogFilesTable>;
+
+const BATCH = 500;
+const chunks = <T>(items: readonly T[], size = BATCH): T[][] =>
+  Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, (i + 1) * size));
+
+/** The day each window was last moved to, by window length. */
+export async function findDownloadRollups(db: Db): Promise<Array<{ days: number; day: string }>> {
+  return db.selectFrom('download_rollups').select(['days', 'day']).execute();
+}
+
+/**
+ * Same, locking the rows on PostgreSQL until the transaction `db` ends: every writer of the
+ * totals takes this lock first, so none sees a window half moved (SQLite runs one transaction at a time).
+ */
+export async function lockDownloadRollups(db: Db, dialect: DbDialect): Promise<Map<number, string>> {
+  let q = db.selectFrom('download_rollups').select(['days', 'day']).orderBy('days');
+  if (dialect === 'postgres') q = q.forUpdate();
+  return new Map((await q.execute()).map((r) => [Number(r.days), r.day]));
+}
+
+export async function setDownloadRollupDay(db: Db, days: number, day: string): Promise<void> {
+  await db.updateTable('download_rollups').set({ day }).where('days', '=', days).execute();
+}
+
+/** Replaces a window's totals with the sums of download_counts over the days `from` to `through`. */
+export async function rebuildDownloadTotals(db: Db, days: number, from: string, through: string): Promise<void> {
+  await db.deleteFrom('download_totals').where('days', '=', days).execute();
+  await db
+    .insertInto('download_totals')
+    .columns(['days', 'distribution', 'name', 'version', 'arch', 'downloads'])
+    .expression((eb) => eb
+      .selectFrom('download_counts')
+      .select((s) => [s.lit(days).as('days'), 'distribution', 'name', 'version', 'arch', s.fn.sum<number>('downloads').as('downloads')])
+      .where('day', '>=', from)
+      .where('day', '<=', through)
+      .groupBy(['distribution', 'name', 'version', 'arch']))
+    .execute();
+}
+
+/**
+ * Adds to a window's totals the counts of the days after `entering.after` up to `entering.through`
+ * and subtracts those of the days `leaving.from` to `leaving.through`, in one statement; packages
+ * left with nothing are dropped.
+ */
+export async function shiftDownloadTotals(
+  db: Db,
+  days: number,
+  entering: { after: string; through: string },
+  leaving: { from: string; through: string },
+): Promise<void> {
+  await db
+    .insertInto('download_totals')
+    .columns(['days', 'distribution', 'name', 'version', 'arch', 'downloads'])
+    .expression((eb) => eb
+      .selectFrom('download_counts')
+      .select((s) => [
+        s.lit(days).as('days'), 'distribution', 'name', 'version', 'arch',
+        s.fn.sum<number>(s.case().when('day', '>', entering.after).then(s.ref('downloads')).else(s.neg(s.ref('downloads'))).end()).as('downloads'),
+      ])
+      .where((w) => w.or([
+        w.and([w('day', '>', entering.after), w('day', '<=', entering.through)]),
+        w.and([w('day', '>=', leaving.from), w('day', '<=', leaving.through)]),
+      ]))
+      .groupBy(['distribution', 'name', 'version', 'arch']))
+    .onConflict((oc) => oc.columns(['days', 'distribution', 'name', 'version', 'arch']).doUpdateSet((eb) => ({
+      downloads: eb('download_totals.downloads', '+', eb.ref('excluded.downloads')),
+    })))
+    .execute();
+  await db.deleteFrom('download_totals').where('days', '=', days).where('downloads', '<=', 0).execute();
+}
+
+/** Every package row stored at one of these pool paths. */
+export async function findPoolFileOwners(db: Db, paths: readonly string[]): Promise<PoolFileOwnerRow[]> {
+  const rows: PoolFileOwnerRow[] = [];
+  for (const batch of chunks(paths)) {
+    rows.push(...(await db.selectFrom('packages').select(['pool_path', 'distribution', 'status', 'name', 'version', 'arch']).where('pool_path', 'in', batch).execute()));
+  }
+  return rows;
+}
+
+/** Adds these downloads to the per-day, per-package counts. */
+export async function addDownloadCounts(db: Db, rows: readonly DownloadCountRow[]): Promise<void> {
+  for (const batch of chunks(rows)) {
+    await db
+      .insertInto('download_counts')
+      .values(batch)
+      .onConflict((oc) => oc.columns(['day', 'distribution', 'name', 'version', 'arch']).doUpdateSet((eb) => ({
+        downloads: eb('download_counts.downloads', '+', eb.ref('excluded.downloads')),
+      })))
+      .execute();
+  }
+}
+
+/** Adds these sums (one per day and distribution) to the per-day sums. */
+export async function addDownloadDays(db: Db, rows: readonly DownloadDayRow[]): Promise<void> {
+  for (const batch of chunks(rows)) {
+    await db
+      .insertInto('download_days')
+      .values(batch)
+      .onConflict((oc) => oc.columns(['day', 'distribution']).doUpdateSet((eb) => ({
+        downloads: eb('download_days.downloads', '+', eb.ref('excluded.downloads')),
+      })))
+      .execute();
+  }
+}
+
+/** Adds these sums (one per window and package) to the window totals. */
+export async function addDownloadTotals(db: Db, rows: readonly DownloadTotalRow[]): Promise<void> {
+  for (const batch of chunks(rows)) {
+    await db
+      .insertInto('download_totals')
+      .values(batch)
+      .onConflict((oc) => oc.columns(['days', 'distribution', 'name', 'version', 'arch']).doUpdateSet((eb) => ({
+        downloads: eb('download_totals.downloads', '+', eb.ref('excluded.downloads')),
+      })))
+      .execute();
+  }
+}
+
+/** Downloads of each day from `from` to `to` that had any (days without a row are absent). */
+export async function sumDownloadsByDay(db: Db, from: string, to: string): Promise<Array<{ day: string; downloads: number }>> {
+  return db
+    .selectFrom('download_days')
+    .select(['day', (eb) => eb.fn.sum<number>('downloads').as('downloads')])
+    .where('day', '>=', from)
+    .where('day', '<=', to)
+    .groupBy('day')
+    .execute();
+}
+
+/** Downloads per distribution over the days `from` to `to`, most downloaded first. */
+export async function sumDownloadsByDistribution(db: Db, from: string, to: string): Promise<Array<{ distribution: string; downloads: number }>> {
+  return db
+    .selectFrom('download_days')
+    .select(['distribution', (eb) => eb.fn.sum<number>('downloads').as('downloads')])
+    .where('day', '>=', from)
+    .where('day', '<=', to)
+    .groupBy('distribution')
+    .orderBy('downloads', 'desc')
+    .orderBy('distribution')
+    .execute();
+}
+
+/** The window's `limit` most downloaded packages (ties in a stable order). */
+export async function findTopDownloads(db: Db, days: number, limit: number): Promise<Array<Omit<DownloadTotalRow, 'days'>>> {
+  return db
+    .selectFrom('download_totals')
+    .select(['name', 'version', 'distribution', 'arch', 'downloads'])
+    .where('days', '=', days)
+    .where('downloads', '>', 0)
+    .orderBy('downloads', 'desc')
+    .orderBy('name')
+    .orderBy('version')
+    .orderBy('distribution')
+    .orderBy('arch')
+    .limit(limit)
+    .execute();
+}
+
+/** How many packages the window has downloads of. */
+export async function countDownloadedPackages(db: Db, days: number): Promise<number> {
+  const row = await db
+    .selectFrom('download_totals')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('days', '=', days)
+    .where('downloads', '>', 0)
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
+/** How far the log file with this identity has been read, if it has been met. */
+export async function findAccessLogFile(db: Db, identity: string): Promise<Pick<Selectable<AccessLogFilesTable>, 'position' | 'complete'> | undefined> {
+  return db.selectFrom('access_log_files').select(['position', 'complete']).where('identity', '=', identity).executeTakeFirst();
+}
+
+/** Same with its running totals, the row locked on PostgreSQL until the transaction `db` ends. */
+export async function lockAccessLogFile(db: Db, dialect: DbDialect, identity: string): Promise<Pick<Selectable<AccessLogFilesTable>, 'position' | 'lines' | 'counted'> | undefined> {
+  let q = db.selectFrom('access_log_files').select(['position', 'lines', 'counted']).where('identity', '=', identity);
+  if (dialect === 'postgres') q = q.forUpdate();
+  return q.executeTakeFirst();
+}
+
+export async function updateAccessLogFile(db: Db, identity: string, values: AccessLogFileUpdate): Promise<void> {
+  await db.updateTable('access_log_files').set(values).where('identity', '=', identity).execute();
+}
+
+/** Records a log file met for the first time; false when another process recorded it first. */
+export async function insertAccessLogFile(db: Db, row: AccessLogFileInsert): Promise<boolean> {
+  const inserted = await db.insertInto('access_log_files').values(row).onConflict((oc) => oc.column('identity').doNothing()).executeTakeFirst();
+  return Number(inserted.numInsertedOrUpdatedRows ?? 0) > 0;
+}
