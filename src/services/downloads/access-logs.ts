@@ -10,15 +10,11 @@
  * replicas reading the same files cannot count a line twice.
  */
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { open, readdir, stat } from 'node:fs/promises';
-import { join } from 'node:path';
-import type { Readable } from 'node:stream';
-import { createGunzip } from 'node:zlib';
 import type { Logger } from 'pino';
+import type { AccessLogFile, AccessLogFiles } from '../../adapters/access-logs/log-files.js';
 import type { Db, DbDialect } from '../../adapters/db/index.js';
+import { findAccessLogFile, insertAccessLogFile, lockAccessLogFile, updateAccessLogFile } from '../../adapters/db/downloads.table.js';
 import { parseCombinedLine } from '../../domain/downloads/access-log.js';
-import type { LogGlob } from '../../domain/downloads/log-glob.js';
 import { countsAsDownload, packageFilePath } from '../../domain/downloads/package-path.js';
 import { utcDay } from '../../domain/utc-days.js';
 import { isoUtc } from '../../domain/time.js';
@@ -38,13 +34,6 @@ export interface IngestReport {
   unresolved: number;
 }
 
-interface LogFile {
-  path: string;
-  gzip: boolean;
-  size: number;
-  mtimeMs: number;
-}
-
 interface Progress {
   identity: string;
   path: string;
@@ -62,7 +51,7 @@ export class AccessLogIngester {
     private readonly db: Db,
     private readonly dialect: DbDialect,
     private readonly store: DownloadStore,
-    private readonly glob: LogGlob,
+    private readonly logFiles: AccessLogFiles,
     private readonly log: Logger,
   ) {}
 
@@ -90,83 +79,37 @@ export class AccessLogIngester {
   }
 
   /** Matching regular files, oldest first, so rotated content is met before its successor. */
-  private async files(): Promise<LogFile[]> {
-    let names: string[];
+  private async files(): Promise<AccessLogFile[]> {
+    let files: AccessLogFile[];
     try {
-      names = (await readdir(this.glob.dir)).filter((n) => this.glob.matches(n));
+      files = await this.logFiles.list();
     } catch (error) {
-      this.log.warn({ err: error, dir: this.glob.dir }, 'access log folder not readable');
+      this.log.warn({ err: error, dir: this.logFiles.dir }, 'access log folder not readable');
       return [];
-    }
-    const files: LogFile[] = [];
-    for (const name of names) {
-      const path = join(this.glob.dir, name);
-      const info = await stat(path).catch(() => null);
-      if (!info?.isFile() || info.size === 0) continue;
-      const handle = await open(path, 'r');
-      const magic = Buffer.alloc(2);
-      try {
-        await handle.read(magic, 0, 2, 0);
-      } finally {
-        await handle.close();
-      }
-      files.push({ path, gzip: magic[0] === 0x1f && magic[1] === 0x8b, size: info.size, mtimeMs: info.mtimeMs });
     }
     return files.sort((a, b) => a.mtimeMs - b.mtimeMs || b.path.localeCompare(a.path));
   }
 
-  private open(file: LogFile, start = 0): Readable {
-    if (file.gzip) return createReadStream(file.path).pipe(createGunzip());
-    // A snapshot of the current size: what is appended meanwhile is read next time.
-    return createReadStream(file.path, { start, end: file.size - 1 });
-  }
-
   /** SHA-256 of the first line of the (decompressed) content; null until one is complete. */
-  private async identity(file: LogFile): Promise<string | null> {
-    const stream = this.open(file);
-    const head: Buffer[] = [];
-    let length = 0;
-    try {
-      for await (const chunk of stream as AsyncIterable<Buffer>) {
-        const newline = chunk.indexOf(10);
-        head.push(newline === -1 ? chunk : chunk.subarray(0, newline + 1));
-        length += newline === -1 ? chunk.length : newline + 1;
-        if (newline !== -1 || length >= IDENTITY_BYTES) {
-          return createHash('sha256').update(Buffer.concat(head).subarray(0, IDENTITY_BYTES)).digest('hex');
-        }
-      }
-    } catch {
-      // A gzip file still being written ends early: read it once it is complete.
-    } finally {
-      stream.destroy();
-    }
-    return null;
+  private async identity(file: AccessLogFile): Promise<string | null> {
+    const line = await this.logFiles.firstLine(file, IDENTITY_BYTES);
+    return line === null ? null : createHash('sha256').update(line).digest('hex');
   }
 
-  private async ingestFile(file: LogFile, report: IngestReport): Promise<void> {
+  private async ingestFile(file: AccessLogFile, report: IngestReport): Promise<void> {
     const identity = await this.identity(file);
     if (!identity) return;
-    const state = await this.db.selectFrom('access_log_files').select(['position', 'complete']).where('identity', '=', identity).executeTakeFirst();
+    const state = await findAccessLogFile(this.db, identity);
     const position = Number(state?.position ?? 0);
     if (state?.complete || (!file.gzip && position >= file.size)) return;
     report.files++;
 
-    const stream = this.open(file, position);
-    // Gzip positions count decompressed bytes, which can only be reached by decompressing.
-    let skip = file.gzip ? position : 0;
     let consumed = position;
     let carry: Buffer = Buffer.alloc(0);
     let progress: Progress = { identity, path: file.path, start: position, lines: 0, counts: new Map() };
     let ended = false;
     try {
-      for await (const raw of stream as AsyncIterable<Buffer>) {
-        let chunk = raw;
-        if (skip > 0) {
-          const dropped = Math.min(skip, chunk.length);
-          skip -= dropped;
-          chunk = chunk.subarray(dropped);
-          if (chunk.length === 0) continue;
-        }
+      for await (const chunk of this.logFiles.read(file, position)) {
         const data = carry.length ? Buffer.concat([carry, chunk]) : chunk;
         const last = data.lastIndexOf(10);
         if (last === -1) {
@@ -189,8 +132,6 @@ export class AccessLogIngester {
     } catch (error) {
       if (!file.gzip) throw error;
       this.log.debug({ err: error, file: file.path }, 'gzip access log ends early; the rest is read once it is complete');
-    } finally {
-      stream.destroy();
     }
     // A complete gzip file is final: its last line counts even without a newline.
     const complete = file.gzip && ended;
@@ -224,9 +165,7 @@ export class AccessLogIngester {
     const counted = entries.reduce((n, e) => n + e.downloads, 0);
     try {
       const added = await this.db.transaction().execute(async (trx) => {
-        let q = trx.selectFrom('access_log_files').select(['position', 'lines', 'counted']).where('identity', '=', progress.identity);
-        if (this.dialect === 'postgres') q = q.forUpdate();
-        const row = await q.executeTakeFirst();
+        const row = await lockAccessLogFile(trx, this.dialect, progress.identity);
         if (Number(row?.position ?? 0) !== progress.start) throw new PositionMoved();
         const values = {
           path: progress.path,
@@ -237,11 +176,9 @@ export class AccessLogIngester {
           updated_at: isoUtc(),
         };
         if (row) {
-          await trx.updateTable('access_log_files').set(values).where('identity', '=', progress.identity).execute();
-        } else {
-          const inserted = await trx.insertInto('access_log_files').values({ identity: progress.identity, ...values })
-            .onConflict((oc) => oc.column('identity').doNothing()).executeTakeFirst();
-          if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) throw new PositionMoved();
+          await updateAccessLogFile(trx, progress.identity, values);
+        } else if (!(await insertAccessLogFile(trx, { identity: progress.identity, ...values }))) {
+          throw new PositionMoved();
         }
         return this.store.add(entries, trx);
       });

@@ -8,6 +8,7 @@
  * statistics request of the day, if it comes first).
  */
 import type { Logger } from 'pino';
+import { localAccessLogFiles } from '../../adapters/access-logs/log-files.js';
 import type { Db, DbDialect } from '../../adapters/db/index.js';
 import type { DownloadWindow } from '../../domain/downloads/attribution.js';
 import { parseLogGlob } from '../../domain/downloads/log-glob.js';
@@ -36,7 +37,7 @@ export class DownloadsService {
   constructor(private readonly deps: DownloadsDeps) {
     this.store = new DownloadStore(deps.db, deps.dialect);
     this.counter = new DownloadCounter(this.store, deps.log);
-    this.logs = deps.accessLogPath ? new AccessLogIngester(deps.db, deps.dialect, this.store, parseLogGlob(deps.accessLogPath), deps.log) : null;
+    this.logs = deps.accessLogPath ? new AccessLogIngester(deps.db, deps.dialect, this.store, localAccessLogFiles(parseLogGlob(deps.accessLogPath)), deps.log) : null;
   }
 
   start(): void {
