@@ -1,15 +1,17 @@
 /**
- * The dashboard (API.md "Downloads and dashboard"): repository statistics, activity history per
- * UTC day and a summary. Every figure is a SQL aggregate read through an index (migration 0004);
- * JavaScript only shapes the few aggregated rows.
+ * The dashboard: repository statistics, activity history per UTC day and a summary. Every figure
+ * is a SQL aggregate read through an index (migration 0004); JavaScript only shapes the few
+ * aggregated rows.
  */
-import { sql, type ExpressionBuilder, type Expression, type SqlBool } from 'kysely';
+import {
+  countAllPackages, countFindingsBySeverity, countHistoryByDay, countPackagesByDistributionAndStatus, countPackagesInStatuses, findRecentAuditEntries,
+  lowestAuditSeq, sumStorageByFormat,
+} from '../adapters/db/dashboard.table.js';
 import type { Db } from '../adapters/db/index.js';
-import type { Database } from '../adapters/db/schema.js';
-import { HISTORY_ACTIONS, HISTORY_SERIES, HISTORY_SERIES_NAMES, RECENT_ACTIVITY, type AuditMatch, type HistorySeries } from '../domain/dashboard.js';
+import { HISTORY_SERIES_NAMES, RECENT_ACTIVITY, type HistorySeries } from '../domain/dashboard.js';
 import { DISTRIBUTIONS, findDistribution, PACKAGE_STATUSES } from '../domain/distributions.js';
 import { SEVERITIES, type Severity } from '../domain/security/index.js';
-import { addDays, lastDays, utcDay } from '../domain/utc-days.js';
+import { lastDays, utcDay } from '../domain/utc-days.js';
 import { REVIEW_STATUSES } from './security/queries.js';
 import { isoUtc, toApiTime } from '../domain/time.js';
 import type { AuditIndexEntry } from '../adapters/db/audit.table.js';
@@ -53,14 +55,6 @@ const zeroStatuses = (): StatusCounts => Object.fromEntries(PACKAGE_STATUSES.map
 const emptyDay = (day: string): HistoryDay => ({ day, uploads: 0, publications: 0, reviews: 0, quarantines: 0 });
 /** How long after midnight UTC an entry of the previous day may still reach the index (another replica's clock, a slow write). */
 const LATE_ENTRY_MS = 10 * 60_000;
-const DAY_OF = sql<string>`substr(timestamp, 1, 10)`;
-
-function matches(eb: ExpressionBuilder<Database, 'audit_index'>, m: AuditMatch): Expression<SqlBool> {
-  const parts: Array<Expression<SqlBool>> = [eb('action', 'in', [...m.actions])];
-  if (m.result) parts.push(eb('result', '=', m.result));
-  if (m.detailLike) parts.push(eb.or(m.detailLike.map((p) => eb('detail', 'like', p))));
-  return eb.and(parts);
-}
 
 export class DashboardService {
   private readonly closedDays = new Map<string, HistoryDay>();
@@ -70,21 +64,9 @@ export class DashboardService {
 
   /** GET /dashboard/stats */
   async stats(): Promise<DashboardStats> {
-    const perStatus = await this.db
-      .selectFrom('packages')
-      .select(['distribution', 'status', (eb) => eb.fn.countAll<number>().as('n')])
-      .groupBy(['distribution', 'status'])
-      .execute();
+    const perStatus = await countPackagesByDistributionAndStatus(this.db);
     // Storage counts each stored file once: a file promoted to several distributions is one file.
-    const perFormat = await this.db
-      .selectFrom((eb) => eb
-        .selectFrom('packages')
-        .select(['format', 'sha256', (s) => s.fn.countAll<number>().as('n'), (s) => s.fn.max('size').as('size')])
-        .groupBy(['format', 'sha256'])
-        .as('f'))
-      .select(['f.format', (eb) => eb.fn.sum<number>('f.n').as('packages'), (eb) => eb.fn.countAll<number>().as('files'), (eb) => eb.fn.sum<number>('f.size').as('bytes')])
-      .groupBy('f.format')
-      .execute();
+    const perFormat = await sumStorageByFormat(this.db);
 
     const byStatus = zeroStatuses();
     const byDistribution = new Map(DISTRIBUTIONS.map((d) => [d.codename, { distribution: d.codename, format: d.format as string, packages: 0, by_status: zeroStatuses() }]));
@@ -124,15 +106,14 @@ export class DashboardService {
    */
   async history(days: number, now = new Date()): Promise<DashboardHistory> {
     const window = lastDays(days, now);
-    const anchor = await this.db.selectFrom('audit_index').select((eb) => eb.fn.min('seq').as('seq')).executeTakeFirst();
-    const lowest = anchor?.seq === null || anchor?.seq === undefined ? null : Number(anchor.seq);
+    const lowest = await lowestAuditSeq(this.db);
     if (lowest !== this.closedAnchor) {
       this.closedDays.clear();
       this.closedAnchor = lowest;
     }
     const closedBefore = utcDay(now.getTime() - LATE_ENTRY_MS);
     const first = window.days.find((d) => d >= closedBefore || !this.closedDays.has(d))!;
-    const fresh = new Map((await this.aggregateHistory(first, window.to)).map((d) => [d.day, d]));
+    const fresh = new Map((await countHistoryByDay(this.db, first, window.to)).map((d) => [d.day, d]));
     const history = window.days.map((day) => (day < first ? this.closedDays.get(day)! : (fresh.get(day) ?? emptyDay(day))));
     for (const d of history) if (d.day >= first && d.day < closedBefore) this.closedDays.set(d.day, d);
     const totals = emptyDay('');
@@ -141,53 +122,19 @@ export class DashboardService {
     return { days, from: window.from, to: window.to, totals: sums, history };
   }
 
-  private async aggregateHistory(from: string, to: string): Promise<HistoryDay[]> {
-    const rows = await this.db
-      .selectFrom('audit_index')
-      .select((eb) => [
-        DAY_OF.as('day'),
-        ...HISTORY_SERIES_NAMES.map((name) =>
-          eb.fn.sum<number>(eb.case().when(eb.or(HISTORY_SERIES[name].map((m: AuditMatch) => matches(eb, m)))).then(eb.lit(1)).else(eb.lit(0)).end()).as(name)),
-      ])
-      .where('action', 'in', HISTORY_ACTIONS)
-      .where('timestamp', '>=', from)
-      .where('timestamp', '<', addDays(to, 1))
-      .groupBy(DAY_OF)
-      .execute();
-    return rows.map((r) => {
-      const out = emptyDay(r.day);
-      for (const name of HISTORY_SERIES_NAMES) out[name] = Number((r as Record<string, unknown>)[name] ?? 0);
-      return out;
-    });
-  }
-
   /** GET /dashboard/summary */
   async summary(): Promise<DashboardSummary> {
-    const total = await this.db.selectFrom('packages').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst();
-    const pending = await this.db
-      .selectFrom('packages')
-      .select(['status', (eb) => eb.fn.countAll<number>().as('n')])
-      .where('status', 'in', [...REVIEW_STATUSES])
-      .groupBy('status')
-      .execute();
-    const findings = await this.db
-      .selectFrom('package_findings')
-      .select(['severity', (eb) => eb.fn.countAll<number>().as('n')])
-      .groupBy('severity')
-      .execute();
-    const recent = await this.db
-      .selectFrom('audit_index')
-      .select(['seq', 'timestamp', 'action', 'username', 'result', 'package', 'version', 'detail'])
-      .orderBy('seq', 'desc')
-      .limit(RECENT_ACTIVITY)
-      .execute();
+    const total = await countAllPackages(this.db);
+    const pending = await countPackagesInStatuses(this.db, REVIEW_STATUSES);
+    const findings = await countFindingsBySeverity(this.db);
+    const recent = await findRecentAuditEntries(this.db, RECENT_ACTIVITY);
     const pendingByStatus: Record<string, number> = Object.fromEntries(REVIEW_STATUSES.map((s) => [s, 0]));
     for (const r of pending) pendingByStatus[r.status] = Number(r.n);
     const bySeverity = Object.fromEntries(SEVERITIES.map((s) => [s, 0])) as Record<Severity, number>;
     for (const r of findings) if (r.severity in bySeverity) bySeverity[r.severity as Severity] = Number(r.n);
     return {
       generated_at: isoUtc(),
-      packages_total: Number(total?.n ?? 0),
+      packages_total: total,
       pending_reviews: Object.values(pendingByStatus).reduce((a, b) => a + b, 0),
       pending_by_status: pendingByStatus,
       findings: bySeverity,
