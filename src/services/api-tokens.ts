@@ -1,6 +1,8 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Db } from '../adapters/db/index.js';
-import type { ApiTokensTable } from '../adapters/db/schema.js';
+import {
+  findApiTokenByDigest, findApiTokenById, insertApiToken, listUnrevokedApiTokens, revokeApiToken, touchApiToken, type ApiTokenRow,
+} from '../adapters/db/api-tokens.table.js';
 import { DomainError } from '../domain/errors.js';
 import { roleWithin, type Role } from '../domain/roles.js';
 import type { UserRow } from './users.js';
@@ -24,7 +26,7 @@ export interface PublicToken {
   revoked: boolean;
 }
 
-export function publicToken(t: ApiTokensTable, username: string): PublicToken {
+export function publicToken(t: ApiTokenRow, username: string): PublicToken {
   const role = t.role as Role;
   return {
     token_id: t.id,
@@ -41,7 +43,7 @@ export function publicToken(t: ApiTokensTable, username: string): PublicToken {
 }
 
 /**
- * Permanent API tokens (DECISIONS §3): `tg_` + 43 url-safe characters, only the SHA-256 stored,
+ * Permanent API tokens: `tg_` + 43 url-safe characters, only the SHA-256 stored,
  * the raw value shown once. A token's role is at most its creator's role at creation and is
  * re-limited by the creator's current role on every request.
  */
@@ -54,7 +56,7 @@ export class ApiTokenService {
     }
     const raw = TOKEN_PREFIX + randomBytes(32).toString('base64url');
     const now = new Date();
-    const row: ApiTokensTable = {
+    const row: ApiTokenRow = {
       id: randomUUID(),
       name,
       token_hash: sha256Hex(raw),
@@ -65,46 +67,38 @@ export class ApiTokenService {
       last_used_at: null,
       revoked_at: null,
     };
-    await this.db.insertInto('api_tokens').values(row).execute();
+    await insertApiToken(this.db, row);
     return { row, raw };
   }
 
   /** Tokens visible to a caller: all for admins, their own otherwise. */
   async list(viewer: UserRow, all: boolean): Promise<PublicToken[]> {
-    let q = this.db
-      .selectFrom('api_tokens')
-      .innerJoin('users', 'users.id', 'api_tokens.user_id')
-      .selectAll('api_tokens')
-      .select('users.username as username')
-      .where('api_tokens.revoked_at', 'is', null)
-      .orderBy('api_tokens.created_at');
-    if (!all) q = q.where('api_tokens.user_id', '=', viewer.id);
-    const rows = await q.execute();
+    const rows = await listUnrevokedApiTokens(this.db, all ? undefined : viewer.id);
     return rows.map(({ username, ...t }) => publicToken(t, username));
   }
 
-  async revoke(viewer: UserRow, tokenId: string, all: boolean): Promise<ApiTokensTable> {
-    const row = await this.db.selectFrom('api_tokens').selectAll().where('id', '=', tokenId).executeTakeFirst();
+  async revoke(viewer: UserRow, tokenId: string, all: boolean): Promise<ApiTokenRow> {
+    const row = await findApiTokenById(this.db, tokenId);
     // Someone else's token is reported as missing, not forbidden: its existence is not disclosed.
     if (!row || row.revoked_at || (!all && row.user_id !== viewer.id)) {
       throw new DomainError('not_found', 'token_not_found', 'API token not found');
     }
-    await this.db.updateTable('api_tokens').set({ revoked_at: isoUtc() }).where('id', '=', tokenId).execute();
+    await revokeApiToken(this.db, tokenId, isoUtc());
     return row;
   }
 
   /** Finds the live token row for a raw bearer value, comparing digests in constant time. */
-  async resolve(raw: string): Promise<ApiTokensTable | null> {
+  async resolve(raw: string): Promise<ApiTokenRow | null> {
     if (!TOKEN_SHAPE.test(raw)) return null;
     const digest = sha256Hex(raw);
-    const row = await this.db.selectFrom('api_tokens').selectAll().where('token_hash', '=', digest).executeTakeFirst();
+    const row = await findApiTokenByDigest(this.db, digest);
     if (!row) return null;
     if (!timingSafeEqual(Buffer.from(row.token_hash, 'hex'), Buffer.from(digest, 'hex'))) return null;
     if (row.revoked_at) return null;
     if (row.expires_at && new Date(row.expires_at).getTime() <= Date.now()) return null;
     // last_used_at is informative; write it at most once a minute per token.
     if (!row.last_used_at || Date.now() - new Date(row.last_used_at).getTime() > 60_000) {
-      await this.db.updateTable('api_tokens').set({ last_used_at: isoUtc() }).where('id', '=', row.id).execute();
+      await touchApiToken(this.db, row.id, isoUtc());
     }
     return row;
   }

@@ -1,10 +1,12 @@
 /**
- * Self-service password reset (DECISIONS §3): a one-time token mailed as a link, stored only as
+ * Self-service password reset: a one-time token mailed as a link, stored only as
  * its SHA-256, valid for 30 minutes.
  */
 import { randomBytes } from 'node:crypto';
 import type { AuditLog } from '../adapters/audit/audit-log.js';
 import type { Db } from '../adapters/db/index.js';
+import { consumeResetToken, insertResetToken } from '../adapters/db/password-resets.table.js';
+import { findActiveUserByEmail } from '../adapters/db/users.table.js';
 import { sha256Hex } from './api-tokens.js';
 import type { Lockout } from './lockout.js';
 import { isoUtc } from '../domain/time.js';
@@ -24,16 +26,16 @@ export class PasswordResets {
 
   /** A new token for the active local account with that address; null for any other address. */
   async issue(email: string): Promise<{ user: UserRow; token: string } | null> {
-    const user = await this.deps.db.selectFrom('users').selectAll().where('email', '=', email).where('is_active', '=', 1).executeTakeFirst();
+    const user = await findActiveUserByEmail(this.deps.db, email);
     if (!user || user.source !== 'local') return null;
     const token = randomBytes(32).toString('base64url');
-    await this.deps.db.insertInto('password_reset_tokens').values({
+    await insertResetToken(this.deps.db, {
       token_hash: sha256Hex(token),
       user_id: user.id,
       expires_at: isoUtc(new Date(Date.now() + RESET_TTL_MS)),
       used_at: null,
       created_at: isoUtc(),
-    }).execute();
+    });
     return { user, token };
   }
 
@@ -50,16 +52,9 @@ export class PasswordResets {
     const hash = await this.deps.users.hashPassword(newPassword);
     const now = isoUtc();
     const user = await this.deps.db.transaction().execute(async (trx) => {
-      const claimed = await trx
-        .updateTable('password_reset_tokens')
-        .set({ used_at: now })
-        .where('token_hash', '=', sha256Hex(token))
-        .where('used_at', 'is', null)
-        .where('expires_at', '>', now)
-        .returning('user_id')
-        .executeTakeFirst();
-      if (!claimed) return null;
-      const owner = await this.deps.users.byId(claimed.user_id, trx);
+      const userId = await consumeResetToken(trx, sha256Hex(token), now);
+      if (userId === null) return null;
+      const owner = await this.deps.users.byId(userId, trx);
       // Deactivated or moved to the directory since the link was sent: the token is spent, nothing changes.
       if (!owner || !owner.is_active || owner.source !== 'local') return null;
       await this.deps.users.storePasswordHash(owner, hash, trx);

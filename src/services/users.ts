@@ -1,14 +1,17 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import bcrypt from 'bcryptjs';
 import type { Db } from '../adapters/db/index.js';
-import type { UsersTable } from '../adapters/db/schema.js';
+import {
+  bumpUserTokenVersion, countUsersWithRole, deleteUser, findUserByCanonicalName, findUserById, insertUser, listUsers, setUserPasswordHash, updateUser,
+  type UserRow,
+} from '../adapters/db/users.table.js';
 import { DomainError } from '../domain/errors.js';
 import { passwordProblems } from '../domain/password-policy.js';
 import type { Role } from '../domain/roles.js';
 import { canonicalUsername } from '../domain/usernames.js';
 import { isoUtc, toApiTime } from '../domain/time.js';
 
-export type UserRow = UsersTable;
+export type { UserRow };
 
 export interface PublicUser {
   username: string;
@@ -64,7 +67,7 @@ export interface UserChanges {
   active?: boolean;
 }
 
-/** Account store: the only code that reads or writes the users table. */
+/** Accounts: their records, passwords, second factor and sessions. */
 export class UserService {
   private dummyHash: Promise<string> | undefined;
 
@@ -92,31 +95,22 @@ export class UserService {
     await bcrypt.compare(password, await this.dummyHash);
   }
 
-  /** Case-insensitive (the index of migration 0005 serves `lower(username)`). */
+  /** Case-insensitive: names are compared in their canonical (lower-case) form. */
   byUsername(username: string): Promise<UserRow | undefined> {
-    return this.db
-      .selectFrom('users')
-      .selectAll()
-      .where((eb) => eb(eb.fn('lower', ['username']), '=', canonicalUsername(username)))
-      .executeTakeFirst();
+    return findUserByCanonicalName(this.db, canonicalUsername(username));
   }
 
   /** `db` may be a transaction the caller holds. */
   byId(id: string, db: Db = this.db): Promise<UserRow | undefined> {
-    return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+    return findUserById(db, id);
   }
 
   list(): Promise<UserRow[]> {
-    return this.db.selectFrom('users').selectAll().orderBy('username').execute();
+    return listUsers(this.db);
   }
 
-  async countAdmins(): Promise<number> {
-    const row = await this.db
-      .selectFrom('users')
-      .select((eb) => eb.fn.countAll().as('n'))
-      .where('role', '=', 'admin')
-      .executeTakeFirst();
-    return Number(row?.n ?? 0);
+  countAdmins(): Promise<number> {
+    return countUsersWithRole(this.db, 'admin');
   }
 
   async create(input: NewUser, passwordHash?: string): Promise<UserRow> {
@@ -142,7 +136,7 @@ export class UserService {
       updated_at: now,
     };
     try {
-      await this.db.insertInto('users').values(row).execute();
+      await insertUser(this.db, row);
     } catch (error) {
       // A concurrent creation of the same name (e.g. two first logins of one directory user).
       if (isUniqueViolation(error)) throw new DomainError('conflict', 'user_exists', `User ${input.username} already exists`);
@@ -157,7 +151,7 @@ export class UserService {
     if (changes.email !== undefined) patch.email = changes.email;
     if (changes.full_name !== undefined) patch.full_name = changes.full_name;
     if (changes.active !== undefined) patch.is_active = changes.active ? 1 : 0;
-    await this.db.updateTable('users').set(patch).where('id', '=', user.id).execute();
+    await updateUser(this.db, user.id, patch);
     return { ...user, ...patch };
   }
 
@@ -169,36 +163,24 @@ export class UserService {
 
   /** The second half of setPassword, for callers that hash first and then write inside a transaction (`db`). */
   async storePasswordHash(user: UserRow, hash: string, db: Db = this.db): Promise<void> {
-    await db
-      .updateTable('users')
-      .set((eb) => ({ password_hash: hash, token_version: eb('token_version', '+', 1), updated_at: isoUtc() }))
-      .where('id', '=', user.id)
-      .execute();
+    await setUserPasswordHash(db, user.id, hash, isoUtc());
   }
 
   /** Ends every session of the user (earlier JWTs carry the old token_version). */
   async endSessions(user: UserRow): Promise<void> {
-    await this.db
-      .updateTable('users')
-      .set((eb) => ({ token_version: eb('token_version', '+', 1), updated_at: isoUtc() }))
-      .where('id', '=', user.id)
-      .execute();
+    await bumpUserTokenVersion(this.db, user.id, isoUtc());
   }
 
   async setMfa(user: UserRow, secret: string | null, enabled: boolean): Promise<void> {
-    await this.db
-      .updateTable('users')
-      .set({ mfa_secret: secret, mfa_enabled: enabled ? 1 : 0, updated_at: isoUtc() })
-      .where('id', '=', user.id)
-      .execute();
+    await updateUser(this.db, user.id, { mfa_secret: secret, mfa_enabled: enabled ? 1 : 0, updated_at: isoUtc() });
   }
 
   async touchLogin(user: UserRow): Promise<void> {
-    await this.db.updateTable('users').set({ last_login: isoUtc() }).where('id', '=', user.id).execute();
+    await updateUser(this.db, user.id, { last_login: isoUtc() });
   }
 
   async remove(user: UserRow): Promise<void> {
-    await this.db.deleteFrom('users').where('id', '=', user.id).execute();
+    await deleteUser(this.db, user.id);
   }
 }
 
