@@ -1,8 +1,7 @@
 /**
- * Daily jobs (API.md Events 4, DECISIONS §5, §10) on croner. A one-minute tick compares each
- * job's daily time, read from its `schedule_*` setting (UTC, HH:MM) at every tick so a PATCH
- * applies at once, with the job's last run recorded in `job_runs`: a job runs when its latest
- * daily slot is later than its last run. The claim is one conditional UPDATE, so with several
+ * Daily jobs on croner. A one-minute tick compares each job's daily time, read from its
+ * `schedule_*` setting (UTC, HH:MM) at every tick so a PATCH applies at once, with the job's last
+ * run recorded in `job_runs`: a job runs when its latest daily slot is later than its last run. The claim is one conditional UPDATE, so with several
  * replicas on one database exactly one runs each slot, and a restart neither repeats a run nor
  * loses one that was missed while the service was down. Jobs marked `runAtStart` also run at
  * start-up. The Community edition runs only the jobs not marked `enterpriseOnly`.
@@ -10,6 +9,7 @@
 import { Cron } from 'croner';
 import type { Logger } from 'pino';
 import type { Db } from '../adapters/db/index.js';
+import { claimJobSlot, recordJobResult } from '../adapters/db/jobs.table.js';
 import type { SettingsSnapshot } from './settings.js';
 import { isoUtc } from '../domain/time.js';
 
@@ -21,7 +21,7 @@ export interface JobDefinition {
   name: string;
   timeSetting: ScheduleSetting;
   enterpriseOnly: boolean;
-  /** Also run once at start-up whatever the last run (DECISIONS §5 expiry). */
+  /** Also run once at start-up whatever the last run, for work that must not wait for the next slot after a restart (expiry). */
   runAtStart?: boolean;
   /** Does the work; the returned text is recorded as the last result. */
   run(): Promise<string>;
@@ -107,15 +107,8 @@ export class JobScheduler {
     return Object.fromEntries(this.active().map((j) => [j.name, isoUtc(nextSlot(now, settings[j.timeSetting]))]));
   }
 
-  private async claim(name: string, slot: Date, now: Date): Promise<boolean> {
-    await this.db.insertInto('job_runs').values({ job: name, last_run_at: null, last_result: null }).onConflict((oc) => oc.column('job').doNothing()).execute();
-    const result = await this.db
-      .updateTable('job_runs')
-      .set({ last_run_at: isoUtc(now) })
-      .where('job', '=', name)
-      .where((eb) => eb.or([eb('last_run_at', 'is', null), eb('last_run_at', '<', isoUtc(slot))]))
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows) === 1;
+  private claim(name: string, slot: Date, now: Date): Promise<boolean> {
+    return claimJobSlot(this.db, name, isoUtc(slot), isoUtc(now));
   }
 
   private async execute(job: JobDefinition, trigger: string): Promise<void> {
@@ -132,12 +125,7 @@ export class JobScheduler {
         this.log.error({ err, job: job.name, trigger }, 'job failed');
       }
       const at = isoUtc();
-      await this.db
-        .insertInto('job_runs')
-        .values({ job: job.name, last_run_at: at, last_result: result.slice(0, 1000) })
-        .onConflict((oc) => oc.column('job').doUpdateSet({ last_result: result.slice(0, 1000) }))
-        .execute()
-        .catch((err: unknown) => this.log.warn({ err, job: job.name }, 'could not record the job run'));
+      await recordJobResult(this.db, job.name, at, result.slice(0, 1000)).catch((err: unknown) => this.log.warn({ err, job: job.name }, 'could not record the job run'));
     })().finally(() => this.running.delete(job.name));
     this.running.set(job.name, task);
     return task;

@@ -1,5 +1,6 @@
 import type { Static } from 'typebox';
 import type { Db } from '../adapters/db/index.js';
+import { listSettingRows, upsertSetting } from '../adapters/db/settings.table.js';
 import type { AuditLog } from '../adapters/audit/audit-log.js';
 import type { SecretBox } from '../adapters/crypto/secret-box.js';
 import { DomainError } from '../domain/errors.js';
@@ -49,7 +50,7 @@ export class SettingsService {
   async all(): Promise<SettingsSnapshot> {
     if (this.cache && Date.now() - this.cache.at < CACHE_MS) return this.cache.values;
     const values = Object.fromEntries(SETTING_KEYS.map((k) => [k, structuredClone(SETTINGS[k].default)])) as Record<string, unknown>;
-    for (const row of await this.db.selectFrom('settings').selectAll().execute()) {
+    for (const row of await listSettingRows(this.db)) {
       if (!(row.key in SETTINGS)) continue;
       const key = row.key as SettingKey;
       const stored = JSON.parse(row.value) as unknown;
@@ -74,8 +75,8 @@ export class SettingsService {
 
   /**
    * Applies a schema-validated patch: refuses values that break a declared rule (422), clears
-   * the secrets whose destination changes (DECISIONS §12 as amended by issue 17), stores the
-   * rest, and records SETTINGS_CHANGE naming the changed keys and the cleared secrets, never a
+   * the secrets whose destination changes (a stored credential is never sent to a host it was
+   * not entered for), stores the rest, and records SETTINGS_CHANGE naming the changed keys and the cleared secrets, never a
    * value. Sending the mask back for a secret leaves it unchanged, so a client can PATCH what
    * it GOT.
    */
@@ -98,12 +99,7 @@ export class SettingsService {
         if (isSecretSetting(key) && value === SECRET_MASK) continue;
         if (JSON.stringify(current[key]) === JSON.stringify(value)) continue;
         const stored = isSecretSetting(key) && typeof value === 'string' ? this.box.seal(value) : value;
-        const row = { key, value: JSON.stringify(stored), updated_at: now, updated_by: by.username };
-        await trx
-          .insertInto('settings')
-          .values(row)
-          .onConflict((oc) => oc.column('key').doUpdateSet({ value: row.value, updated_at: now, updated_by: by.username }))
-          .execute();
+        await upsertSetting(trx, { key, value: JSON.stringify(stored), updated_at: now, updated_by: by.username });
         changed.push(key);
       }
     });

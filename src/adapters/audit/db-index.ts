@@ -1,3 +1,4 @@
+import { insertAuditIndexEntry, maxAuditIndexSeq } from '../db/audit.table.js';
 import type { Db } from '../db/index.js';
 import type { AuditEntry, AuditIndex } from './audit-log.js';
 
@@ -5,18 +6,11 @@ import type { AuditEntry, AuditIndex } from './audit-log.js';
 export function databaseAuditIndex(db: Db): AuditIndex {
   return {
     async insert(e: AuditEntry) {
-      await db
-        .insertInto('audit_index')
-        .values({
-          seq: e.seq, timestamp: e.timestamp, action: e.action, username: e.user, result: e.result,
-          package: e.package, version: e.version, detail: e.detail, ip: e.ip, hash: e.hash,
-        })
-        .onConflict((oc) => oc.column('seq').doNothing())
-        .execute();
+      await insertAuditIndexEntry(db, {
+        seq: e.seq, timestamp: e.timestamp, action: e.action, username: e.user, result: e.result,
+        package: e.package, version: e.version, detail: e.detail, ip: e.ip, hash: e.hash,
+      });
     },
-    async maxSeq() {
-      const row = await db.selectFrom('audit_index').select((eb) => eb.fn.max('seq').as('max')).executeTakeFirst();
-      return Number(row?.max ?? 0);
-    },
+    maxSeq: () => maxAuditIndexSeq(db),
   };
 }

@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { sql, type Insertable } from 'kysely';
 import type { Db } from './index.js';
 import type { AuditIndexTable } from './schema.js';
 
@@ -31,4 +31,20 @@ export async function findAuditEntries(db: Db, filter: AuditFilter, page: { page
   const total = Number((await q.select((eb) => eb.fn.countAll().as('n')).executeTakeFirst())?.n ?? 0);
   const rows = await q.selectAll().orderBy('seq', 'desc').limit(page.perPage).offset((page.page - 1) * page.perPage).execute();
   return { total, items: rows.map(({ username, ...r }) => ({ ...r, seq: Number(r.seq), user: username })) };
+}
+
+/** Adds an entry to the index; an entry already there (same seq) is left as it is. */
+export async function insertAuditIndexEntry(db: Db, row: Insertable<AuditIndexTable>): Promise<void> {
+  await db.insertInto('audit_index').values(row).onConflict((oc) => oc.column('seq').doNothing()).execute();
+}
+
+/** The highest seq in the index, 0 when it is empty. */
+export async function maxAuditIndexSeq(db: Db): Promise<number> {
+  const row = await db.selectFrom('audit_index').select((eb) => eb.fn.max('seq').as('max')).executeTakeFirst();
+  return Number(row?.max ?? 0);
+}
+
+/** Removes the entries up to and including `seq` (those of the audit files retention removed). */
+export async function deleteAuditIndexUpTo(db: Db, seq: number): Promise<void> {
+  await db.deleteFrom('audit_index').where('seq', '<=', seq).execute();
 }
