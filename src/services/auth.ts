@@ -121,7 +121,7 @@ export class AuthService {
   checkTotp(user: UserRow, code: string): Promise<boolean> {
     if (!user.mfa_secret) return Promise.resolve(false);
     const secret = this.deps.box.open(user.mfa_secret);
-    // ±1 step of 30 s: the clock tolerance of API.md.
+    // ±1 step of 30 s: a code typed as it rolls over, or from a clock slightly off, still passes.
     return verifyTotp({ secret, token: code, epochTolerance: 30 })
       .then((r) => r.valid)
       .catch(() => false);

@@ -34,8 +34,8 @@ export function ldapConfigFrom(settings: SettingsSnapshot): LdapConfig | null {
 }
 
 /**
- * DirectoryLogin backed by the ldap_* and group_* settings. DECISIONS §10: LDAP login is an
- * Enterprise feature, so the Community edition never consults the directory (answers null).
+ * DirectoryLogin backed by the ldap_* and group_* settings. LDAP login is an Enterprise
+ * feature, so the Community edition never consults the directory (answers null).
  * A directory user whose groups map to no role is refused with `no_role_mapping`.
  */
 export function createDirectoryLogin(deps: DirectoryDeps): DirectoryLogin {

@@ -1,8 +1,8 @@
 /**
- * The settings "test" actions (API.md "Settings"): send a test webhook, bind to the directory,
- * send a test e-mail, with the settings as stored. Each attempt is audited as SETTINGS_TEST
- * (issue 17): it sends a stored credential to a host, so who did it, when, to which host and with
- * what result belongs in the trail. The detail is JSON naming the check and the target (scheme,
+ * The settings "test" actions: send a test webhook, bind to the directory, send a test e-mail,
+ * with the settings as stored. Each attempt is audited as SETTINGS_TEST: it sends a stored
+ * credential to a host, so who did it, when, to which host and with what result belongs in the
+ * trail. The detail is JSON naming the check and the target (scheme,
  * host and port only: paths can carry tokens), never a secret. A check that cannot start because
  * nothing is configured answers 422 and is not audited: nothing was sent anywhere.
  */

@@ -1,5 +1,5 @@
 /**
- * Notifications (DECISIONS §11): a signed webhook and an e-mail to notify_emails, both sent in the
+ * Notifications: a signed webhook and an e-mail to notify_emails, both sent in the
  * background so the request that caused them is never slowed down or failed by a receiver.
  * Also the settings-backed OutboundMail used for password reset mails and test mails.
  */
@@ -57,7 +57,7 @@ export interface NotifierDeps {
   metrics: Pick<Metrics, 'notificationFailures'>;
   log: Logger;
   edition: 'community' | 'enterprise';
-  /** Webhook delivery tuning (defaults: DECISIONS §11, 5 s timeout, 3 tries with back-off). */
+  /** Webhook delivery tuning (defaults: 5 s timeout, 3 tries with back-off). */
   webhook?: { timeoutMs?: number; tries?: number; backoffMs?: number };
 }
 
@@ -78,7 +78,7 @@ export class Notifier {
 
   /**
    * Queues the webhook and e-mail for `event` and returns at once. The Community edition sends
-   * nothing (notifications are an Enterprise feature, DECISIONS §10).
+   * nothing: notifications are an Enterprise feature.
    */
   notify(event: NotificationEvent, data: Record<string, unknown>, message: NotificationText): void {
     if (this.deps.edition !== 'enterprise') return;
