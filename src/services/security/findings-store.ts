@@ -1,16 +1,12 @@
 /**
- * Per-package findings. The package row keeps them as JSON (`findings: {counts, details}`, what
- * the upload stored); `package_findings` holds one row per (package, CVE) so listings can filter
- * by severity or CVE with an index instead of parsing every package's JSON.
+ * Per-package findings as the package row keeps them: JSON `{counts, details}`, what the upload
+ * stored. The indexed copy, one row per (package, CVE), is written by adapters/db/findings.table.ts.
  */
-import type { Transaction } from 'kysely';
-import type { Db } from '../../adapters/db/index.js';
-import type { Database } from '../../adapters/db/schema.js';
-import { severityRank, type Severity } from '../../domain/security/index.js';
 import type { FindingCounts } from '../../domain/pipeline/types.js';
-import type { StoredFinding } from '../../domain/security/index.js';
+import type { Severity, StoredFinding } from '../../domain/security/index.js';
 
-type Executor = Db | Transaction<Database>;
+// moved to adapters/db/findings.table.ts; re-exported until every importer is updated
+export { replaceFindingRows, writeFindingRows } from '../../adapters/db/findings.table.js';
 
 /** The JSON kept in packages.findings. */
 export interface StoredFindings {
@@ -45,40 +41,3 @@ export function findingsJson(findings: readonly StoredFinding[]): string {
   for (const f of findings) counts[f.severity]++;
   return JSON.stringify({ counts, details: findings });
 }
-
-/** Replace the finding rows of one package. */
-export async function writeFindingRows(db: Executor, packageId: string, findings: readonly StoredFinding[]): Promise<void> {
-  await replaceFindingRows(db, [{ packageId, findings }]);
-}
-
-/** Replace the finding rows of several packages: one delete, then multi-row inserts. */
-export async function replaceFindingRows(db: Executor, items: ReadonlyArray<{ packageId: string; findings: readonly StoredFinding[] }>): Promise<void> {
-  if (items.length === 0) return;
-  for (let i = 0; i < items.length; i += 500) {
-    await db.deleteFrom('package_findings').where('package_id', 'in', items.slice(i, i + 500).map((x) => x.packageId)).execute();
-  }
-  const values = items.flatMap((x) => findingRowValues(x.packageId, x.findings));
-  for (let i = 0; i < values.length; i += 300) await db.insertInto('package_findings').values(values.slice(i, i + 300)).execute();
-}
-
-function findingRowValues(packageId: string, findings: readonly StoredFinding[]) {
-  const seen = new Set<string>();
-  const values = [];
-  for (const f of findings) {
-    if (seen.has(f.cve_id)) continue;
-    seen.add(f.cve_id);
-    values.push({
-      package_id: packageId,
-      cve_id: f.cve_id,
-      severity: f.severity,
-      severity_rank: severityRank(f.severity),
-      cvss_score: f.cvss_score ?? null,
-      epss: f.epss ?? null,
-      in_kev: f.in_kev === null || f.in_kev === undefined ? null : f.in_kev ? 1 : 0,
-      fix_state: f.fix_state ?? 'not-fixed',
-      data: JSON.stringify(f),
-    });
-  }
-  return values;
-}
-
