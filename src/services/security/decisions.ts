@@ -1,10 +1,11 @@
 /**
- * Security decisions and manual quarantine (DECISIONS §5). The pure state machine
+ * Security decisions and manual quarantine. The pure state machine
  * (src/domain/security/state-machine.ts) validates a decide request; this service applies it to
- * every distribution holding the package version, upserts the decision record, audits and
- * notifies.
+ * every distribution holding the package version (one decision record per name, version and
+ * arch covers them all), upserts the decision record, audits and notifies.
  */
 import type { AuditLog } from '../../adapters/audit/audit-log.js';
+import { findDecision, upsertDecision, type DecisionRow, type NewDecision } from '../../adapters/db/decisions.table.js';
 import type { Db } from '../../adapters/db/index.js';
 import { DomainError } from '../../domain/errors.js';
 import { decide, DECIDABLE_STATUSES } from '../../domain/security/index.js';
@@ -23,20 +24,8 @@ export interface Actor {
   ip: string | null;
 }
 
-/** The stored decision record as answered. */
-export interface DecisionView {
-  name: string;
-  version: string;
-  arch: string;
-  action: string;
-  justification: string;
-  expires_at: string | null;
-  target_version: string | null;
-  cve_ids: string[];
-  covered_cve_ids: string[];
-  decided_by: string | null;
-  decided_at: string;
-}
+/** The stored decision record as answered: its JSON columns parsed. */
+export type DecisionView = Omit<DecisionRow, 'cve_ids' | 'covered_cve_ids'> & { cve_ids: string[]; covered_cve_ids: string[] };
 
 /** Answer of a decide request. */
 export interface DecideAnswer {
@@ -72,7 +61,7 @@ const DECIDABLE = DECIDABLE_STATUSES as readonly string[];
 
 /** The decision record of a name/version/arch, or null. */
 export async function decisionOf(db: Db, name: string, version: string, arch: string): Promise<DecisionView | null> {
-  const row = await db.selectFrom('security_decisions').selectAll().where('name', '=', name).where('version', '=', version).where('arch', '=', arch).executeTakeFirst();
+  const row = await findDecision(db, name, version, arch);
   if (!row) return null;
   return { ...row, cve_ids: JSON.parse(row.cve_ids) as string[], covered_cve_ids: JSON.parse(row.covered_cve_ids) as string[] };
 }
@@ -104,7 +93,7 @@ export class SecurityDecisions {
     const coveredFindings = new Set<string>();
     for (const row of decidable) for (const f of parseStoredFindings(row.findings).details) if (f.action !== 'allow') coveredFindings.add(f.cve_id);
     const covered = record.cve_ids.length > 0 ? record.cve_ids : [...coveredFindings].sort();
-    const stored = {
+    const stored: NewDecision = {
       name, version, arch,
       action: record.action,
       justification: record.justification,
@@ -115,7 +104,6 @@ export class SecurityDecisions {
       decided_by: actor.username,
       decided_at: record.decided_at,
     };
-    const { name: _n, version: _v, arch: _a, ...updatable } = stored;
 
     const changes: DecideAnswer['distributions'] = [];
     let lastResult: DecideSuccess = check;
@@ -129,11 +117,7 @@ export class SecurityDecisions {
       const updated = await this.transitions.apply(row, {
         status: result.new_status,
         sla_deadline: result.new_status === 'upgrade_required' ? result.sla_deadline : null,
-        alsoInTransaction: upsert
-          ? async (trx) => {
-              await trx.insertInto('security_decisions').values(stored).onConflict((oc) => oc.columns(['name', 'version', 'arch']).doUpdateSet(updatable)).execute();
-            }
-          : undefined,
+        alsoInTransaction: upsert ? (trx) => upsertDecision(trx, stored) : undefined,
       });
       changes.push({ distribution: row.distribution, previous_status: row.status, status: updated.status });
       lastResult = result;

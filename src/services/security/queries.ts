@@ -1,9 +1,20 @@
 /**
  * Read-only security views: vulnerabilities across packages, the posture summary, packages with
- * findings, one version's CVEs and the review queue (DECISIONS §5 order). Paged per DECISIONS §1.
+ * findings, one version's CVEs and the review queue in its risk order (review-order.ts in the
+ * security domain). Lists are paged (`page`, `per_page`) and answer the total.
  */
-import { sql } from 'kysely';
 import type { Db } from '../../adapters/db/index.js';
+import {
+  countFindingsBySeverity,
+  countKevFindings,
+  countPackagesByStatus,
+  countPackagesByWorstRank,
+  findDeadlinesInStatuses,
+  findPackagesInStatuses,
+  findSecurityPackagesPage,
+  findVersionRowsInIndexOrder,
+  findVulnerabilitiesPage,
+} from '../../adapters/db/security.table.js';
 import type { PackageStatus } from '../../domain/distributions.js';
 import { reviewComparator, reviewKeyOf, SEVERITIES, severityRank, type Severity } from '../../domain/security/index.js';
 import { normaliseRow, type PackageRow } from '../packages/package-store.js';
@@ -81,42 +92,18 @@ export class SecurityQueries {
 
   /** GET /security/vulnerabilities: CVEs across packages, worst first, with the packages affected. */
   async vulnerabilities(filter: { severity?: Severity; distribution?: string; q?: string; kev?: boolean }, paging: Paging): Promise<PageResult<Record<string, unknown>>> {
-    let base = this.db.selectFrom('package_findings as f').innerJoin('packages as p', 'p.id', 'f.package_id');
-    if (filter.severity) base = base.where('f.severity', '=', filter.severity);
-    if (filter.distribution) base = base.where('p.distribution', '=', filter.distribution);
-    if (filter.q) base = base.where('f.cve_id', 'like', `%${filter.q.toUpperCase().replace(/[%_]/g, '')}%`);
-    if (filter.kev !== undefined) base = base.where('f.in_kev', '=', filter.kev ? 1 : 0);
-    const total = Number((await base.select((eb) => eb.fn.count('f.cve_id').distinct().as('n')).executeTakeFirst())?.n ?? 0);
-    const page = await base
-      .select((eb) => [
-        'f.cve_id',
-        eb.fn.max('f.severity_rank').as('rank'),
-        sql<number>`coalesce(max(f.in_kev), -1)`.as('kev'),
-        sql<number>`coalesce(max(f.epss), -1)`.as('epss'),
-        sql<number>`coalesce(max(f.cvss_score), -1)`.as('cvss'),
-      ])
-      .groupBy('f.cve_id')
-      .orderBy('rank', 'desc')
-      .orderBy('kev', 'desc')
-      .orderBy('epss', 'desc')
-      .orderBy('cvss', 'desc')
-      .orderBy('f.cve_id')
-      .limit(paging.perPage)
-      .offset((paging.page - 1) * paging.perPage)
-      .execute();
-    const ids = page.map((r) => r.cve_id);
-    const details = ids.length === 0 ? [] : await base.select(['f.cve_id', 'f.data', 'p.name', 'p.version', 'p.arch', 'p.distribution', 'p.status']).where('f.cve_id', 'in', ids).orderBy('p.name').orderBy('p.version').execute();
-    const items = page.map((r) => {
-      const rows = details.filter((d) => d.cve_id === r.cve_id);
+    const { total, summaries, occurrences } = await findVulnerabilitiesPage(this.db, filter, paging);
+    const items = summaries.map((r) => {
+      const rows = occurrences.filter((d) => d.cve_id === r.cve_id);
       const findings = rows.map((d) => JSON.parse(d.data) as StoredFinding);
-      const best = findings.find((f) => severityRank(f.severity) === Number(r.rank)) ?? findings[0];
-      const kev = Number(r.kev);
+      const best = findings.find((f) => severityRank(f.severity) === r.rank) ?? findings[0];
+      const kev = r.kev;
       return {
         cve_id: r.cve_id,
-        severity: severityOfRank(Number(r.rank)),
-        cvss_score: Number(r.cvss) >= 0 ? Number(r.cvss) : null,
+        severity: severityOfRank(r.rank),
+        cvss_score: r.cvss >= 0 ? r.cvss : null,
         cvss_vector: best?.cvss_vector ?? null,
-        epss: Number(r.epss) >= 0 ? Number(r.epss) : null,
+        epss: r.epss >= 0 ? r.epss : null,
         epss_percentile: best?.epss_percentile ?? null,
         in_kev: kev < 0 ? null : kev === 1,
         summary: best?.summary ?? '',
@@ -133,29 +120,25 @@ export class SecurityQueries {
 
   /** GET /security/packages-posture: counts by status and severity, KEV, SLA, database state. */
   async posture(now = new Date()): Promise<Record<string, unknown>> {
-    const byStatus = await this.db.selectFrom('packages').select(['status', (eb) => eb.fn.countAll().as('n')]).groupBy('status').execute();
-    const findings = await this.db.selectFrom('package_findings').select(['severity', (eb) => eb.fn.countAll().as('n'), (eb) => eb.fn.count('cve_id').distinct().as('cves')]).groupBy('severity').execute();
-    const worst = await this.db
-      .selectFrom((eb) => eb.selectFrom('package_findings').select(['package_id', (e) => e.fn.max('severity_rank').as('rank')]).groupBy('package_id').as('w'))
-      .select(['w.rank', (eb) => eb.fn.countAll().as('n')])
-      .groupBy('w.rank')
-      .execute();
-    const kev = await this.db.selectFrom('package_findings').select([(eb) => eb.fn.countAll().as('n'), (eb) => eb.fn.count('package_id').distinct().as('packages')]).where('in_kev', '=', 1).executeTakeFirst();
-    const review = (await this.db.selectFrom('packages').select(['sla_deadline']).where('status', 'in', [...REVIEW_STATUSES]).execute()).map((r) => daysRemaining(r.sla_deadline, now));
+    const byStatus = await countPackagesByStatus(this.db);
+    const findings = await countFindingsBySeverity(this.db);
+    const worst = await countPackagesByWorstRank(this.db);
+    const kev = await countKevFindings(this.db);
+    const review = (await findDeadlinesInStatuses(this.db, REVIEW_STATUSES)).map((deadline) => daysRemaining(deadline, now));
     const zero = (): Record<Severity, number> => ({ critical: 0, high: 0, medium: 0, low: 0, negligible: 0 });
     const findingsBySeverity = zero();
     const cvesBySeverity = zero();
     for (const r of findings) {
-      findingsBySeverity[r.severity as Severity] = Number(r.n);
-      cvesBySeverity[r.severity as Severity] = Number(r.cves);
+      findingsBySeverity[r.severity] = r.findings;
+      cvesBySeverity[r.severity] = r.cves;
     }
     const packagesByWorst = zero();
     for (const r of worst) {
-      const s = severityOfRank(Number(r.rank));
-      if (s) packagesByWorst[s] = Number(r.n);
+      const s = severityOfRank(r.rank);
+      if (s) packagesByWorst[s] = r.n;
     }
     const statuses: Record<string, number> = { published: 0, pending_review: 0, accepted_risk: 0, exception: 0, upgrade_required: 0, quarantined: 0 };
-    for (const r of byStatus) statuses[r.status] = Number(r.n);
+    for (const r of byStatus) statuses[r.status] = r.n;
     const db: VulnDbStatus = await this.vulnDb.status(now);
     return {
       packages_total: Object.values(statuses).reduce((a, b) => a + b, 0),
@@ -163,7 +146,7 @@ export class SecurityQueries {
       packages_by_worst_severity: packagesByWorst,
       findings_by_severity: findingsBySeverity,
       cves_by_severity: cvesBySeverity,
-      kev: { findings: Number(kev?.n ?? 0), packages: Number(kev?.packages ?? 0) },
+      kev,
       review: {
         pending: review.length,
         overdue: review.filter((d) => d !== null && d < 0).length,
@@ -175,27 +158,7 @@ export class SecurityQueries {
 
   /** GET /security/packages: packages with findings (or in a held status), filtered by status and severity. */
   async packages(filter: { status?: PackageStatus; severity?: Severity; distribution?: string; q?: string }, paging: Paging, now = new Date()): Promise<PageResult<ReturnType<typeof packageSecurityView>>> {
-    let q = this.db.selectFrom('packages as p');
-    if (filter.status) q = q.where('p.status', '=', filter.status);
-    if (filter.distribution) q = q.where('p.distribution', '=', filter.distribution);
-    if (filter.q) q = q.where('p.name', 'like', `%${filter.q.replace(/[%_]/g, '')}%`);
-    if (filter.severity) {
-      const severity = filter.severity;
-      q = q.where(({ exists, selectFrom }) => exists(selectFrom('package_findings as f').select('f.package_id').whereRef('f.package_id', '=', 'p.id').where('f.severity', '=', severity)));
-    } else if (!filter.status) {
-      q = q.where(({ or, exists, selectFrom, eb }) => or([exists(selectFrom('package_findings as f').select('f.package_id').whereRef('f.package_id', '=', 'p.id')), eb('p.status', 'in', HELD_STATUSES)]));
-    }
-    const total = Number((await q.select((eb) => eb.fn.countAll().as('n')).executeTakeFirst())?.n ?? 0);
-    const rows = await q
-      .selectAll('p')
-      .select((eb) => eb.fn.coalesce(eb.selectFrom('package_findings as w').select((e) => e.fn.max('w.severity_rank').as('r')).whereRef('w.package_id', '=', 'p.id'), eb.val(-1)).as('worst_rank'))
-      .orderBy('worst_rank', 'desc')
-      .orderBy('p.name')
-      .orderBy('p.version')
-      .orderBy('p.distribution')
-      .limit(paging.perPage)
-      .offset((paging.page - 1) * paging.perPage)
-      .execute();
+    const { total, rows } = await findSecurityPackagesPage(this.db, filter, HELD_STATUSES, paging);
     return { items: rows.map((r) => packageSecurityView(normaliseRow(r), now)), total };
   }
 
@@ -207,7 +170,7 @@ export class SecurityQueries {
     } catch (error) {
       // Several arches are fine for a read: list them all.
       if ((error as { code?: string }).code !== 'arch_required') throw error;
-      rows = (await this.db.selectFrom('packages').selectAll().where('name', '=', name).where('version', '=', version).orderBy('seq').execute()).map(normaliseRow);
+      rows = (await findVersionRowsInIndexOrder(this.db, name, version)).map(normaliseRow);
     }
     const decisions = new Map<string, DecisionView | null>();
     for (const arch of new Set(rows.map((r) => r.arch))) decisions.set(arch, await decisionOf(this.db, name, version, arch));
@@ -225,9 +188,7 @@ export class SecurityQueries {
   /** GET /security/review-queue: packages awaiting a decision, KEV → EPSS → CVSS (or `sort=sla`). */
   async reviewQueue(filter: { sort?: string; status?: PackageStatus | 'all'; distribution?: string }, paging: Paging, now = new Date()): Promise<PageResult<Record<string, unknown>>> {
     const statuses: PackageStatus[] = filter.status && filter.status !== 'all' ? [filter.status] : [...REVIEW_STATUSES];
-    let q = this.db.selectFrom('packages').selectAll().where('status', 'in', statuses);
-    if (filter.distribution) q = q.where('distribution', '=', filter.distribution);
-    const rows = (await q.execute()).map(normaliseRow);
+    const rows = (await findPackagesInStatuses(this.db, statuses, filter.distribution)).map(normaliseRow);
     const entries = rows.map((row) => {
       const details = parseStoredFindings(row.findings).details;
       return { row, details, key: reviewKeyOf(row, details) };

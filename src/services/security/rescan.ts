@@ -1,5 +1,5 @@
 /**
- * Rescan (DECISIONS §5): re-match stored packages against the current vulnerability data.
+ * Rescan: re-match stored packages against the current vulnerability data.
  * - In the index (published, accepted_risk, exception): new findings requiring `block` →
  *   quarantined; requiring `review` for CVEs not covered by the decision record → pending_review;
  *   both leave the index (the pure rule is `rescanTransition`).
@@ -12,6 +12,7 @@
 import type { Logger } from 'pino';
 import type { AuditLog } from '../../adapters/audit/audit-log.js';
 import type { Db } from '../../adapters/db/index.js';
+import { findDistributionPackagesInIndexOrder } from '../../adapters/db/security.table.js';
 import { findDistribution, isIndexed } from '../../domain/distributions.js';
 import { rescanTransition, slaDeadline, type AdvisoryLookup, type EpssLookup, type KevLookup } from '../../domain/security/index.js';
 import { isoUtcSeconds } from '../../domain/time.js';
@@ -130,7 +131,7 @@ export class SecurityRescan {
     if (!dist || !(await this.deps.vulnDb.everSynced())) return null;
     const started = process.hrtime.bigint();
     const { lookup, enrichment } = await this.deps.vulnDb.ecosystemData(dist.osvEcosystem);
-    const rows = (await this.deps.db.selectFrom('packages').selectAll().where('distribution', '=', codename).orderBy('seq').execute()).map(normaliseRow);
+    const rows = (await findDistributionPackagesInIndexOrder(this.deps.db, codename)).map(normaliseRow);
     let changed = 0;
     let statusChanges = 0;
     let failed = 0;

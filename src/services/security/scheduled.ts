@@ -1,11 +1,13 @@
 /**
- * The daily security jobs (DECISIONS §5): expired accepted risks and exceptions go back to
- * pending_review (out of the index, re-signed, notified `risk.expired` and
- * `package.pending_review`); packages in review whose SLA deadline is within 7 days (or past)
- * are notified `sla.warning`.
+ * The daily security jobs: expired accepted risks and exceptions go back to pending_review (out
+ * of the index, re-signed, notified `risk.expired` and `package.pending_review`): an acceptance
+ * with an expiry holds only until then, and the package needs a new decision. Packages in review
+ * whose SLA deadline is within 7 days (or past) are notified `sla.warning`.
  */
 import type { AuditLog } from '../../adapters/audit/audit-log.js';
+import { findExpiringAcceptances } from '../../adapters/db/decisions.table.js';
 import type { Db } from '../../adapters/db/index.js';
+import { findPackagesWithDeadline } from '../../adapters/db/security.table.js';
 import { expireDecisions, slaDeadline, slaWarnings } from '../../domain/security/index.js';
 import { isoUtcSeconds } from '../../domain/time.js';
 import { normaliseRow } from '../packages/package-store.js';
@@ -37,14 +39,7 @@ export interface ExpiredPackage {
 
 /** Returns expired accepted_risk/exception packages to pending_review. */
 export async function runExpiry(deps: ScheduledDeps, now = new Date()): Promise<ExpiredPackage[]> {
-  const rows = await deps.db
-    .selectFrom('packages as p')
-    .innerJoin('security_decisions as d', (join) => join.onRef('d.name', '=', 'p.name').onRef('d.version', '=', 'p.version').onRef('d.arch', '=', 'p.arch'))
-    .selectAll('p')
-    .select('d.expires_at as decision_expires_at')
-    .where('p.status', 'in', ['accepted_risk', 'exception'])
-    .where('d.expires_at', 'is not', null)
-    .execute();
+  const rows = await findExpiringAcceptances(deps.db);
   const candidates = rows.map((r) => ({ row: normaliseRow(r), status: r.status, expires_at: r.decision_expires_at }));
   const due = expireDecisions(now, candidates);
   if (due.length === 0) return [];
@@ -73,7 +68,7 @@ export async function runExpiry(deps: ScheduledDeps, now = new Date()): Promise<
 
 /** Sends `sla.warning` for every package in review whose deadline is within 7 days or past. */
 export async function runSlaWarnings(deps: ScheduledDeps, now = new Date()): Promise<number> {
-  const rows = (await deps.db.selectFrom('packages').selectAll().where('status', 'in', ['pending_review', 'upgrade_required']).where('sla_deadline', 'is not', null).execute()).map(normaliseRow);
+  const rows = (await findPackagesWithDeadline(deps.db, ['pending_review', 'upgrade_required'])).map(normaliseRow);
   const warnings = slaWarnings(now, rows);
   for (const w of warnings) notifySlaWarning(deps.notifier, w.row, w.days_remaining, w.overdue);
   return warnings.length;

@@ -5,18 +5,18 @@
  * that leaves the index is re-signed out first and its pool file removed afterwards (when no
  * other indexed row uses it); a quarantined package's file moves to the quarantine area.
  */
-import type { Transaction } from 'kysely';
 import type { Logger } from 'pino';
+import { replaceFindingRows, writeFindingRows } from '../../adapters/db/findings.table.js';
 import type { Db } from '../../adapters/db/index.js';
-import type { Database } from '../../adapters/db/schema.js';
-import { INDEXED_STATUSES, isIndexed, type PackageStatus } from '../../domain/distributions.js';
+import { countOtherUnquarantinedCopies, findIndexedPoolPaths, writePackageStatus, type PackageStatusValues } from '../../adapters/db/security.table.js';
+import { isIndexed, type PackageStatus } from '../../domain/distributions.js';
 import type { StoredCveStatus } from '../../domain/security/policy.js';
 import { DomainError } from '../../domain/errors.js';
 import type { PackageFiles } from '../../adapters/storage/interfaces.js';
 import { bumpGeneration, countReferences, findPoolConflict, type PackageRow } from '../packages/package-store.js';
 import type { Publisher } from '../publishing/publisher.js';
 import { isoUtc } from '../../domain/time.js';
-import { findingsJson, replaceFindingRows, writeFindingRows } from './findings-store.js';
+import { findingsJson } from './findings-store.js';
 import type { StoredFinding } from '../../domain/security/index.js';
 
 /** What changes with the status (fields left undefined are kept). */
@@ -27,7 +27,7 @@ export interface StatusChange {
   reasons?: string[];
   findings?: StoredFinding[];
   /** Extra writes made in the same transaction (the decision record). */
-  alsoInTransaction?: (trx: Transaction<Database>) => Promise<void>;
+  alsoInTransaction?: (trx: Db) => Promise<void>;
 }
 
 /**
@@ -46,6 +46,12 @@ export interface TransitionDeps {
   log: Logger;
 }
 
+/** The columns a status change writes, from the updated row. */
+function statusValues(updated: PackageRow): PackageStatusValues {
+  const { status, cve_status, sla_deadline, reasons, findings, updated_at } = updated;
+  return { status, cve_status, sla_deadline, reasons, findings, updated_at };
+}
+
 /** Applies status changes to package rows with their repository effects. */
 export class PackageTransitions {
   constructor(private readonly deps: TransitionDeps) {}
@@ -58,14 +64,9 @@ export class PackageTransitions {
   /** Re-sign every index the batch touched, then remove pool files no indexed row uses. */
   async flush(batch: TransitionBatch): Promise<void> {
     for (const codename of batch.publish) await this.deps.publisher.request(codename);
-    // One query per chunk for the paths still published by some row, instead of one per package.
     const paths = [...new Set(batch.unpublish.map((r) => r.pool_path))];
-    for (let i = 0; i < paths.length; i += 500) {
-      const chunk = paths.slice(i, i + 500);
-      const used = await this.deps.db.selectFrom('packages').select('pool_path').where('pool_path', 'in', chunk).where('status', 'in', [...INDEXED_STATUSES]).execute();
-      const stillUsed = new Set(used.map((u) => u.pool_path));
-      for (const path of chunk) if (!stillUsed.has(path)) await this.deps.files.unpublish(path);
-    }
+    const stillUsed = await findIndexedPoolPaths(this.deps.db, paths);
+    for (const path of paths) if (!stillUsed.has(path)) await this.deps.files.unpublish(path);
     batch.publish.clear();
     batch.unpublish.length = 0;
   }
@@ -130,19 +131,15 @@ export class PackageTransitions {
   }
 
   /** The database part of a change (inside the caller's transaction). */
-  private async write(trx: Transaction<Database>, row: PackageRow, change: StatusChange, updated: PackageRow): Promise<void> {
+  private async write(trx: Db, row: PackageRow, change: StatusChange, updated: PackageRow): Promise<void> {
     const wasIndexed = isIndexed(row.status);
     const willBeIndexed = isIndexed(change.status);
     // A package entering the index takes the new generation as its place in it (appended last).
     const generation = wasIndexed !== willBeIndexed ? await bumpGeneration(trx, row.distribution) : null;
-    await trx
-      .updateTable('packages')
-      .set({
-        status: updated.status, cve_status: updated.cve_status, sla_deadline: updated.sla_deadline, reasons: updated.reasons, findings: updated.findings, updated_at: updated.updated_at,
-        ...(willBeIndexed && generation !== null ? { seq: generation } : {}),
-      })
-      .where('id', '=', row.id)
-      .execute();
+    await writePackageStatus(trx, row.id, {
+      ...statusValues(updated),
+      ...(willBeIndexed && generation !== null ? { seq: generation } : {}),
+    });
     if (change.findings) await writeFindingRows(trx, row.id, change.findings);
     await change.alsoInTransaction?.(trx);
   }
@@ -151,7 +148,7 @@ export class PackageTransitions {
    * The database part of many changes: one generation bump per distribution, one row update per
    * package, and the finding rows replaced with one delete and a few multi-row inserts.
    */
-  private async writeMany(trx: Transaction<Database>, items: ReadonlyArray<{ row: PackageRow; change: StatusChange; updated: PackageRow }>): Promise<void> {
+  private async writeMany(trx: Db, items: ReadonlyArray<{ row: PackageRow; change: StatusChange; updated: PackageRow }>): Promise<void> {
     const generations = new Map<string, number>();
     for (const { row, change } of items) {
       if (isIndexed(row.status) !== isIndexed(change.status) && !generations.has(row.distribution)) {
@@ -160,14 +157,10 @@ export class PackageTransitions {
     }
     for (const { row, change, updated } of items) {
       const entering = isIndexed(change.status) && !isIndexed(row.status);
-      await trx
-        .updateTable('packages')
-        .set({
-          status: updated.status, cve_status: updated.cve_status, sla_deadline: updated.sla_deadline, reasons: updated.reasons, findings: updated.findings, updated_at: updated.updated_at,
-          ...(entering ? { seq: generations.get(row.distribution)! } : {}),
-        })
-        .where('id', '=', row.id)
-        .execute();
+      await writePackageStatus(trx, row.id, {
+        ...statusValues(updated),
+        ...(entering ? { seq: generations.get(row.distribution)! } : {}),
+      });
       await change.alsoInTransaction?.(trx);
     }
     const withFindings = items.filter((i) => i.change.findings);
@@ -194,9 +187,7 @@ export class PackageTransitions {
     try {
       if (!(await this.deps.files.has(row.sha256))) return; // already in quarantine (antivirus) or gone
       const otherUsers = (await countReferences(this.deps.db, 'sha256', row.sha256)) - 1;
-      const othersOutsideQuarantine = otherUsers > 0
-        ? Number((await this.deps.db.selectFrom('packages').select((eb) => eb.fn.countAll().as('n')).where('sha256', '=', row.sha256).where('id', '!=', row.id).where('status', '!=', 'quarantined').executeTakeFirst())?.n ?? 0)
-        : 0;
+      const othersOutsideQuarantine = otherUsers > 0 ? await countOtherUnquarantinedCopies(this.deps.db, row.sha256, row.id) : 0;
       await this.deps.files.quarantine(row.sha256, othersOutsideQuarantine > 0);
     } catch (error) {
       // The status change stands; the file's place is repaired by a later quarantine or sync.
