@@ -1,16 +1,16 @@
 /**
- * Antivirus engine status and signature update (API.md `/security/avengine/*`). The update runs
- * the operator's CLAMAV_UPDATE_COMMAND (e.g. `freshclam`), then asks clamd to RELOAD. The time of
- * the last successful update is kept in job_runs (key `clamav_update`) for the metric
- * tollgate_clamav_last_update; without one, the signature database's own date is used.
+ * Antivirus engine status and signature update (`/security/avengine/status` and `/update`). The
+ * update runs the operator's CLAMAV_UPDATE_COMMAND (e.g. `freshclam`), then asks clamd to RELOAD.
+ * The time of the last successful update is recorded for the metric tollgate_clamav_last_update;
+ * without one, the signature database's own date is used.
  */
 import { spawn } from 'node:child_process';
 import type { AntivirusScanner, AntivirusVersion } from '../../adapters/clamav/index.js';
+import { findLastSignatureUpdate, recordSignatureUpdate } from '../../adapters/db/avengine.table.js';
 import type { Db } from '../../adapters/db/index.js';
 import { DomainError } from '../../domain/errors.js';
 import { isoUtc } from '../../domain/time.js';
 
-const JOB_KEY = 'clamav_update';
 const UPDATE_TIMEOUT_MS = 10 * 60 * 1000;
 const OUTPUT_LIMIT = 4000;
 
@@ -72,8 +72,8 @@ export class AvEngine {
 
   /** When the signatures were last updated through this service, else the database's date. */
   async lastUpdate(version?: AntivirusVersion | null): Promise<string | null> {
-    const row = await this.db.selectFrom('job_runs').select('last_run_at').where('job', '=', JOB_KEY).executeTakeFirst();
-    if (row?.last_run_at) return row.last_run_at;
+    const last = await findLastSignatureUpdate(this.db);
+    if (last) return last;
     const date = version?.signatureDate ? Date.parse(version.signatureDate) : Number.NaN;
     return Number.isNaN(date) ? null : isoUtc(new Date(date));
   }
@@ -119,11 +119,7 @@ export class AvEngine {
     await scanner.reload();
     const after = await scanner.version().catch(() => null);
     const now = isoUtc();
-    await this.db
-      .insertInto('job_runs')
-      .values({ job: JOB_KEY, last_run_at: now, last_result: 'ok' })
-      .onConflict((oc) => oc.column('job').doUpdateSet({ last_run_at: now, last_result: 'ok' }))
-      .execute();
+    await recordSignatureUpdate(this.db, now);
     return {
       engine: 'clamav',
       updated: true,
