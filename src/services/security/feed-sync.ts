@@ -1,20 +1,33 @@
 /**
- * `POST /import/sync-security` and the daily job (DECISIONS §6): download every configured feed
- * (settings `vuln_feeds`, `epss_url`, `kev_url`) with conditional requests and size caps, and load
- * what changed into the database, one feed at a time, each replacing its previous content
- * atomically. A feed that fails keeps its previous content; the others still load.
+ * `POST /import/sync-security` and the daily job: download every configured feed (settings
+ * `vuln_feeds`, `epss_url`, `kev_url`) with conditional requests and size caps, and load what
+ * changed into the database, one feed at a time, each replacing its previous content atomically.
+ * A feed that fails keeps its previous content; the others still load.
  *
  * OSV feeds are streamed into staging rows (feed = `~staging:<name>`) in small transactions and
  * swapped in with one short transaction, so a long parse never holds the database (SQLite has
  * one writer and one connection) and readers never see a half-loaded feed. EPSS and KEV are small
  * enough to be replaced inside one transaction.
  */
-import { createHash } from 'node:crypto';
-import { mkdir, stat } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Db } from '../../adapters/db/index.js';
+import {
+  confirmFeedCurrent,
+  deleteFeed,
+  deleteFeedAdvisories,
+  findFeedState,
+  insertAdvisories,
+  listFeeds,
+  recordFeedFailure,
+  replaceEpssScores,
+  replaceKevCatalogue,
+  saveFeedState,
+  swapInStagedAdvisories,
+  vulnTableSizes,
+  type NewEpssRow,
+} from '../../adapters/db/vuln.table.js';
 import { fetchFeed, type FetchFeedResult } from '../../adapters/feeds/fetch.js';
+import type { FeedFolder } from '../../adapters/feeds/folder.js';
 import { DomainError } from '../../domain/errors.js';
 import { readEpssCsv, newEpssStats } from '../../domain/security/feeds/epss.js';
 import { readKevCatalog } from '../../domain/security/feeds/kev.js';
@@ -65,7 +78,6 @@ export const DEFAULT_FEED_LIMITS: FeedSizeLimits = { osv: 2 * 1024 ** 3, epss: 2
 
 const STAGING_PREFIX = '~staging:';
 const ADVISORY_BATCH = 400;
-const PLAIN_BATCH = 500;
 
 /** The feeds the settings name, OSV first. */
 export function configuredFeeds(settings: { vuln_feeds: Array<{ name: string; url: string }>; epss_url: string | null; kev_url: string | null }): FeedSource[] {
@@ -90,7 +102,7 @@ export class FeedSync {
   constructor(
     private readonly db: Db,
     private readonly vulnDb: VulnDatabase,
-    private readonly dir: string,
+    private readonly folder: FeedFolder,
     private readonly log: Logger,
     options: { limits?: FeedSizeLimits; fileRoot?: string | null } = {},
   ) {
@@ -110,57 +122,45 @@ export class FeedSync {
 
   private async run(feeds: FeedSource[]): Promise<SyncReport> {
     const started = isoUtc();
-    await mkdir(this.dir, { recursive: true });
+    await this.folder.ensure();
     await this.forgetRemoved(feeds);
     const reports: FeedReport[] = [];
     for (const feed of feeds) reports.push(await this.syncOne(feed));
     this.vulnDb.invalidate();
-    const count = async (table: 'vuln_advisories' | 'vuln_epss' | 'vuln_kev') =>
-      Number((await this.db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirst())?.n ?? 0);
-    return { advisories: await count('vuln_advisories'), epss: await count('vuln_epss'), kev: await count('vuln_kev'), feeds: reports, started_at: started, finished_at: isoUtc() };
+    return { ...(await vulnTableSizes(this.db)), feeds: reports, started_at: started, finished_at: isoUtc() };
   }
 
   /** Feeds no longer configured lose their rows: stale data must not keep matching. */
   private async forgetRemoved(feeds: FeedSource[]): Promise<void> {
     const keep = new Set(feeds.map((f) => f.name));
-    const states = await this.db.selectFrom('vuln_feed_state').select(['name', 'kind']).execute();
-    for (const s of states) {
+    for (const s of await listFeeds(this.db)) {
       if (keep.has(s.name)) continue;
-      await this.db.transaction().execute(async (trx) => {
-        if (s.kind === 'osv') await trx.deleteFrom('vuln_advisories').where('feed', '=', s.name).execute();
-        if (s.kind === 'epss') await trx.deleteFrom('vuln_epss').execute();
-        if (s.kind === 'kev') await trx.deleteFrom('vuln_kev').execute();
-        await trx.deleteFrom('vuln_feed_state').where('name', '=', s.name).execute();
-      });
+      await this.db.transaction().execute((trx) => deleteFeed(trx, s));
       this.log.info({ feed: s.name }, 'feed removed from settings: its data was dropped');
     }
   }
 
-  private filePath(feed: FeedSource): string {
-    const key = createHash('sha256').update(`${feed.kind}\u0000${feed.name}`).digest('hex').slice(0, 24);
-    return join(this.dir, `${feed.kind}-${key}.feed`);
-  }
-
   private async syncOne(feed: FeedSource): Promise<FeedReport> {
     const report: FeedReport = { name: feed.name, kind: feed.kind, url: feed.url, status: 'failed', bytes: null, records: 0, rows: 0, skipped: 0, error: null, error_code: null };
-    const state = await this.db.selectFrom('vuln_feed_state').selectAll().where('name', '=', feed.name).executeTakeFirst();
+    const state = await findFeedState(this.db, feed.name);
     const now = isoUtc();
+    const path = this.folder.pathOf(feed);
     // Validators only for the same URL whose content was loaded, and whose file is still there.
-    const reusable = state && state.url === feed.url && state.kind === feed.kind && state.loaded_at !== null && (await exists(this.filePath(feed)));
+    const reusable = state && state.url === feed.url && state.kind === feed.kind && state.loaded_at !== null && (await this.folder.has(path));
     try {
       const result: FetchFeedResult = await fetchFeed(feed.url, {
-        destPath: this.filePath(feed),
+        destPath: path,
         maxBytes: this.limits[feed.kind],
         etag: reusable ? state.etag : null,
         lastModified: reusable ? state.last_modified : null,
         fileRoot: this.fileRoot,
       });
       if (result.status === 'not_modified') {
-        await this.db.updateTable('vuln_feed_state').set({ fetched_at: now, last_attempt_at: now, last_error: null }).where('name', '=', feed.name).execute();
+        await confirmFeedCurrent(this.db, feed.name, now);
         return { ...report, status: 'not_modified', records: Number(state?.records ?? 0), rows: Number(state?.rows ?? 0), skipped: Number(state?.skipped ?? 0) };
       }
       const counts = await this.load(feed, result.path);
-      const values = {
+      await saveFeedState(this.db, feed.name, {
         kind: feed.kind,
         url: feed.url,
         etag: result.etag,
@@ -173,12 +173,7 @@ export class FeedSync {
         skipped: counts.skipped,
         last_error: null,
         last_attempt_at: now,
-      };
-      await this.db
-        .insertInto('vuln_feed_state')
-        .values({ name: feed.name, ...values })
-        .onConflict((oc) => oc.column('name').doUpdateSet(values))
-        .execute();
+      });
       this.log.info({ feed: feed.name, kind: feed.kind, ...counts, bytes: result.bytes }, 'security feed loaded');
       return { ...report, status: 'updated', bytes: result.bytes, ...counts };
     } catch (error) {
@@ -186,11 +181,7 @@ export class FeedSync {
       // The answer and the stored state get the generic message; the reason stays in this log.
       const reason = error instanceof Error && typeof error.cause === 'string' ? error.cause : undefined;
       this.log.warn({ feed: feed.name, code, error: message, reason }, 'security feed sync failed');
-      await this.db
-        .insertInto('vuln_feed_state')
-        .values({ name: feed.name, kind: feed.kind, url: feed.url, etag: null, last_modified: null, sha256: null, fetched_at: null, loaded_at: null, records: 0, rows: 0, skipped: 0, last_error: message, last_attempt_at: now })
-        .onConflict((oc) => oc.column('name').doUpdateSet({ last_error: message, last_attempt_at: now }))
-        .execute();
+      await recordFeedFailure(this.db, feed, message, now);
       return { ...report, error: message, error_code: code };
     }
   }
@@ -203,27 +194,24 @@ export class FeedSync {
 
   private async loadOsv(name: string, path: string): Promise<{ records: number; rows: number; skipped: number }> {
     const staging = `${STAGING_PREFIX}${name}`;
-    await this.db.deleteFrom('vuln_advisories').where('feed', '=', staging).execute();
+    await deleteFeedAdvisories(this.db, staging);
     const stats = newOsvFeedStats();
     try {
       let batch: AdvisoryRow[] = [];
       const flush = async () => {
         if (batch.length === 0) return;
-        const values = batch.map((row) => ({ feed: staging, advisory_id: row.id, ecosystem: row.ecosystem, package_name: row.package_name, data: JSON.stringify(row) }));
+        const rows = batch;
         batch = [];
-        await this.db.insertInto('vuln_advisories').values(values).execute();
+        await insertAdvisories(this.db, staging, rows);
       };
       for await (const row of readOsvFeed(path, {}, stats)) {
         batch.push(row);
         if (batch.length >= ADVISORY_BATCH) await flush();
       }
       await flush();
-      await this.db.transaction().execute(async (trx) => {
-        await trx.deleteFrom('vuln_advisories').where('feed', '=', name).execute();
-        await trx.updateTable('vuln_advisories').set({ feed: name }).where('feed', '=', staging).execute();
-      });
+      await this.db.transaction().execute((trx) => swapInStagedAdvisories(trx, name, staging));
     } catch (error) {
-      await this.db.deleteFrom('vuln_advisories').where('feed', '=', staging).execute();
+      await deleteFeedAdvisories(this.db, staging);
       throw error;
     }
     if (stats.skip_samples.length > 0) this.log.info({ feed: name, samples: stats.skip_samples }, 'some OSV records were skipped');
@@ -232,35 +220,20 @@ export class FeedSync {
 
   private async loadEpss(path: string): Promise<{ records: number; rows: number; skipped: number }> {
     const stats = newEpssStats();
-    const rows: Array<{ cve_id: string; epss: number; percentile: number }> = [];
+    const rows: NewEpssRow[] = [];
     const seen = new Set<string>();
     for await (const r of readEpssCsv(path, {}, stats)) {
       if (seen.has(r.cve)) continue;
       seen.add(r.cve);
       rows.push({ cve_id: r.cve, epss: r.epss, percentile: r.percentile });
     }
-    await this.db.transaction().execute(async (trx) => {
-      await trx.deleteFrom('vuln_epss').execute();
-      for (let i = 0; i < rows.length; i += PLAIN_BATCH) await trx.insertInto('vuln_epss').values(rows.slice(i, i + PLAIN_BATCH)).execute();
-    });
+    await this.db.transaction().execute((trx) => replaceEpssScores(trx, rows));
     return { records: stats.rows + stats.skipped, rows: rows.length, skipped: stats.skipped };
   }
 
   private async loadKev(path: string): Promise<{ records: number; rows: number; skipped: number }> {
     const catalog = await readKevCatalog(path);
-    await this.db.transaction().execute(async (trx) => {
-      await trx.deleteFrom('vuln_kev').execute();
-      for (let i = 0; i < catalog.rows.length; i += PLAIN_BATCH) await trx.insertInto('vuln_kev').values(catalog.rows.slice(i, i + PLAIN_BATCH)).execute();
-    });
+    await this.db.transaction().execute((trx) => replaceKevCatalogue(trx, catalog.rows));
     return { records: catalog.rows.length + catalog.skipped, rows: catalog.rows.length, skipped: catalog.skipped };
-  }
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await stat(path);
-    return true;
-  } catch {
-    return false;
   }
 }

@@ -5,6 +5,8 @@
  * metric sources it owns.
  */
 import { join } from 'node:path';
+import { countPackagesInStatus } from '../../adapters/db/security.table.js';
+import { feedFolder } from '../../adapters/feeds/folder.js';
 import type { AppContext } from '../context.js';
 import type { JobScheduler } from '../jobs.js';
 import { packageById } from '../packages/package-store.js';
@@ -43,9 +45,10 @@ const hours = (seconds: number | null) => (seconds === null ? null : Math.round(
 export function createSecurity(ctx: Pick<AppContext, 'db' | 'settings' | 'metrics' | 'log' | 'repo' | 'audit' | 'notifier' | 'config' | 'health'>): SecurityService {
   const { db, settings, metrics, log, repo, audit, notifier, config } = ctx;
   const vulnDb = new VulnDatabase(db);
-  const feeds = new FeedSync(db, vulnDb, join(config.dataDir, 'vulndb'), log, { fileRoot: config.feedsDir });
-  // Embedded components (issue 10) as the SBOM catalogues them: the stored file's inventory is
-  // cached by SHA-256 and shared with the SBOM endpoints; an upload's file is read where it lies.
+  const feeds = new FeedSync(db, vulnDb, feedFolder(join(config.dataDir, 'vulndb')), log, { fileRoot: config.feedsDir });
+  // Software embedded in a package (npm modules, Python distributions, jars, …) is matched too,
+  // as the SBOM catalogues it: the stored file's inventory is cached by SHA-256 and shared with
+  // the SBOM endpoints; an upload's file is read where it lies.
   const inventories = new InventoryStore(db, repo.files);
   const embedded: EmbeddedComponents = {
     ofUpload: async (pkg, path) => (await catalogue(path, { format: pkg.format, name: pkg.name, metadata: pkg.metadata })).components,
@@ -77,8 +80,8 @@ export function createSecurity(ctx: Pick<AppContext, 'db' | 'settings' | 'metric
   }, true);
 
   metrics.sources.vulnDbAgeSeconds = async () => (await vulnDb.status()).age_seconds;
-  metrics.sources.pendingReviewTotal = async () => Number((await db.selectFrom('packages').select((eb) => eb.fn.countAll().as('n')).where('status', '=', 'pending_review').executeTakeFirst())?.n ?? 0);
-  metrics.sources.quarantineTotal = async () => Number((await db.selectFrom('packages').select((eb) => eb.fn.countAll().as('n')).where('status', '=', 'quarantined').executeTakeFirst())?.n ?? 0);
+  metrics.sources.pendingReviewTotal = () => countPackagesInStatus(db, 'pending_review');
+  metrics.sources.quarantineTotal = () => countPackagesInStatus(db, 'quarantined');
   metrics.sources.clamavLastUpdate = () => avengine.lastUpdateUnix();
 
   return {
@@ -91,7 +94,10 @@ export function createSecurity(ctx: Pick<AppContext, 'db' | 'settings' | 'metric
   };
 }
 
-/** The security jobs (DECISIONS §5): expiry at start-up and daily (every edition), SLA warnings and feed sync daily (Enterprise). */
+/**
+ * The security jobs: expiry at start-up and daily in every edition (an expired acceptance must not
+ * keep a package in the index); SLA warnings and feed sync daily, Enterprise only.
+ */
 export function registerSecurityJobs(scheduler: JobScheduler, security: SecurityService, db: AppContext['db']): void {
   scheduler.register({
     name: 'security_expiry',

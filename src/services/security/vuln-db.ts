@@ -1,10 +1,10 @@
 /**
- * Read side of the built-in vulnerability database (DECISIONS §6): advisories by ecosystem and
+ * Read side of the built-in vulnerability database: advisories by ecosystem and
  * package name, EPSS scores and KEV membership for a set of CVEs, and the database's state (was
  * it ever synced, how old is it). The write side is feed-sync.ts.
  */
-import { sql } from 'kysely';
 import type { Db } from '../../adapters/db/index.js';
+import { advisoryDataOfEcosystem, countAdvisories, feedLoadTimes, findAdvisoryData, findEpssScores, findKevCves, hasAdvisoryIn } from '../../adapters/db/vuln.table.js';
 import type { AdvisoryLookup, AdvisoryRow, EpssEntry, EpssLookup, KevLookup } from '../../domain/security/index.js';
 
 /** Feed kinds stored in vuln_feed_state. */
@@ -24,8 +24,6 @@ export interface VulnDbStatus {
 
 /** How long the "was it ever synced" answer is cached (other replicas sync too). */
 const STATE_CACHE_MS = 5000;
-/** SQL parameter lists are bounded; larger CVE sets are queried in chunks. */
-const IN_CHUNK = 500;
 
 interface FeedTimes {
   osvLoaded: boolean;
@@ -43,12 +41,6 @@ function parseAdvisory(data: string): AdvisoryRow | null {
   }
 }
 
-function chunks<T>(items: readonly T[], size: number): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
-  return out;
-}
-
 export class VulnDatabase {
   private times: { at: number; value: FeedTimes } | null = null;
   private holds: { at: number; key: string; value: boolean } | null = null;
@@ -63,7 +55,7 @@ export class VulnDatabase {
 
   private async feedTimes(): Promise<FeedTimes> {
     if (this.times && Date.now() - this.times.at < STATE_CACHE_MS) return this.times.value;
-    const rows = await this.db.selectFrom('vuln_feed_state').select(['kind', 'fetched_at', 'loaded_at']).execute();
+    const rows = await feedLoadTimes(this.db);
     const osv = rows.filter((r) => r.kind === 'osv' && r.loaded_at !== null);
     const fetches = osv.map((r) => r.fetched_at ?? r.loaded_at!).sort();
     const value: FeedTimes = {
@@ -91,8 +83,7 @@ export class VulnDatabase {
   async hasAnyOf(ecosystems: readonly string[]): Promise<boolean> {
     const key = ecosystems.join('\u0000');
     if (this.holds && this.holds.key === key && Date.now() - this.holds.at < STATE_CACHE_MS) return this.holds.value;
-    const row = await this.db.selectFrom('vuln_advisories').select('advisory_id').where('ecosystem', 'in', [...ecosystems]).limit(1).executeTakeFirst();
-    this.holds = { at: Date.now(), key, value: row !== undefined };
+    this.holds = { at: Date.now(), key, value: await hasAdvisoryIn(this.db, ecosystems) };
     return this.holds.value;
   }
 
@@ -103,14 +94,8 @@ export class VulnDatabase {
   async advisoriesFor(ecosystem: string, names: readonly string[], normalised = false): Promise<AdvisoryRow[]> {
     const unique = [...new Set(names)];
     if (unique.length === 0) return [];
-    const column = normalised ? sql<string>`lower(replace(replace(package_name, '_', '-'), '.', '-'))` : sql<string>`package_name`;
-    const rows = await this.db
-      .selectFrom('vuln_advisories')
-      .select('data')
-      .where('ecosystem', '=', ecosystem)
-      .where(column, 'in', unique)
-      .execute();
-    return rows.map((r) => parseAdvisory(r.data)).filter((r): r is AdvisoryRow => r !== null);
+    const data = await findAdvisoryData(this.db, ecosystem, unique, normalised);
+    return data.map(parseAdvisory).filter((r): r is AdvisoryRow => r !== null);
   }
 
   /**
@@ -127,8 +112,7 @@ export class VulnDatabase {
   /** Every advisory of an ecosystem, indexed in memory (for rescanning many packages at once). */
   async ecosystemLookup(ecosystem: string): Promise<AdvisoryLookup & { all(): Iterable<AdvisoryRow[]> }> {
     const index = new Map<string, AdvisoryRow[]>();
-    const rows = await this.db.selectFrom('vuln_advisories').select(['package_name', 'data']).where('ecosystem', '=', ecosystem).execute();
-    for (const r of rows) {
+    for (const r of await advisoryDataOfEcosystem(this.db, ecosystem)) {
       const row = parseAdvisory(r.data);
       if (!row) continue;
       const list = index.get(r.package_name);
@@ -145,12 +129,8 @@ export class VulnDatabase {
   async enrichmentFor(cveIds: readonly string[]): Promise<{ epss: EpssLookup; kev: KevLookup }> {
     const epss = new Map<string, EpssEntry>();
     const kev = new Set<string>();
-    for (const part of chunks([...new Set(cveIds)], IN_CHUNK)) {
-      const e = await this.db.selectFrom('vuln_epss').selectAll().where('cve_id', 'in', part).execute();
-      for (const row of e) epss.set(row.cve_id, { epss: Number(row.epss), percentile: Number(row.percentile) });
-      const k = await this.db.selectFrom('vuln_kev').select('cve_id').where('cve_id', 'in', part).execute();
-      for (const row of k) kev.add(row.cve_id);
-    }
+    for (const row of await findEpssScores(this.db, cveIds)) epss.set(row.cve_id, { epss: row.epss, percentile: row.percentile });
+    for (const id of await findKevCves(this.db, cveIds)) kev.add(id);
     return { epss: { get: (id) => epss.get(id) }, kev: { has: (id) => kev.has(id) } };
   }
 
@@ -158,11 +138,11 @@ export class VulnDatabase {
   async status(now = new Date()): Promise<VulnDbStatus> {
     this.invalidate();
     const t = await this.feedTimes();
-    const count = await this.db.selectFrom('vuln_advisories').select((eb) => eb.fn.countAll().as('n')).executeTakeFirst();
+    const advisories = await countAdvisories(this.db);
     const syncedAt = t.oldestOsvFetch;
     return {
       configured: t.osvLoaded,
-      advisories: Number(count?.n ?? 0),
+      advisories,
       synced_at: syncedAt,
       age_seconds: syncedAt ? Math.max(0, Math.round((now.getTime() - Date.parse(syncedAt)) / 1000)) : null,
       epss_fetched_at: t.epssFetchedAt,
