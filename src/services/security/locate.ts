@@ -11,7 +11,8 @@ export interface PackageSelector {
 /**
  * The rows a security action on `name`/`version` applies to (every distribution holding it,
  * unless narrowed). 404 `package_not_found` when none; 422 `arch_required` when the version
- * exists for several architectures and none was named (DECISIONS §5).
+ * exists for several architectures and none was named: a decision record is per arch, so an
+ * action must not guess which one it applies to.
  */
 export async function locatePackages(db: Db, name: string, version: string, selector: PackageSelector = {}): Promise<PackageRow[]> {
   const rows = await packageRows(db, name, { version, distribution: selector.distribution, arch: selector.arch });

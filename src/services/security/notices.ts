@@ -1,6 +1,6 @@
 /**
- * Webhook payloads and e-mail texts of the security events (DECISIONS §11): a package entering
- * review, a decision, an SLA about to pass, an accepted risk or exception that expired.
+ * Webhook payloads and e-mail texts of the security events: a package entering review, a
+ * decision, an SLA about to pass, an accepted risk or exception that expired.
  */
 import type { Notifier } from '../notifications.js';
 import type { PackageRow } from '../packages/package-store.js';

@@ -1,7 +1,7 @@
 /**
- * The built-in CVE scanner (DECISIONS §4, §6): match a package against the advisories of its
- * distribution's OSV ecosystem, enrich with EPSS/KEV (24 h rule), apply the CVE policy.
- * `assess` is what the upload pipeline calls; `scan` is shared with rescans.
+ * The built-in CVE scanner: match a package against the advisories of its distribution's OSV
+ * ecosystem, enrich with EPSS/KEV (KEV data older than 24 h counts as unknown), apply the CVE
+ * policy. `assess` is what the upload pipeline calls; `scan` is shared with rescans.
  */
 import type { Metrics } from '../../adapters/metrics/metrics.js';
 import type { Distribution } from '../../domain/distributions.js';
@@ -29,12 +29,6 @@ import type { SettingsSnapshot } from '../settings.js';
 import type { VulnDatabase } from './vuln-db.js';
 import { isoUtcSeconds } from '../../domain/time.js';
 
-/**
- * A finding as stored with a package: the domain finding, the action the policy gave it and, for
- * findings that hold the package (review/block), the review deadline its severity's SLA sets.
- */
-
-
 /** Result of one scan. */
 export interface ScanResult {
   findings: StoredFinding[];
@@ -58,7 +52,7 @@ export function packageRefOf(pkg: Pick<InspectedPackage, 'format' | 'name' | 've
   return { format: 'rpm', name: pkg.name, version: pkg.version, arch: pkg.arch, epoch: meta.epoch ?? null, sourcerpm: meta.sourceRpm || null };
 }
 
-/** The policy the settings describe (DECISIONS §5 body shape). */
+/** The policy the settings describe (the settings' `cve_policy` with their `sla_days`). */
 export function policyFromSettings(s: Pick<SettingsSnapshot, 'cve_policy' | 'sla_days'>): CvePolicy {
   return { ...s.cve_policy, sla_days: { ...s.sla_days } };
 }
