@@ -26,8 +26,8 @@ export async function waitFor(check: () => Promise<boolean>, what: string, timeo
   throw new Error(`timed out waiting for ${what}`);
 }
 
-export const waitUntilReady = (base: string, what = 'the service to be ready') =>
-  waitFor(async () => (await fetch(`${base}/health/ready`)).ok, what);
+export const waitUntilReady = (base: string, what = 'the service to be ready', timeoutMs = 30_000) =>
+  waitFor(async () => (await fetch(`${base}/health/ready`)).ok, what, timeoutMs);
 
 /** A session of the `admin` account created at first start (its password is in DATA_DIR). */
 export async function loginAsInitialAdmin(base: string, dataDir: string): Promise<string> {
