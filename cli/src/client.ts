@@ -2,8 +2,7 @@
  * The service's public HTTP API, and nothing else: every command goes through here, so TLS,
  * authentication and error bodies are handled in one place.
  */
-import { readFileSync } from 'node:fs';
-import { openAsBlob } from 'node:fs';
+import { openAsBlob, readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { Readable } from 'node:stream';
 import { Agent, FormData, fetch, type Response } from 'undici';

@@ -41,10 +41,9 @@ export function exitCodeForStatus(status: string): ExitCode {
 export function worstOutcome(codes: readonly ExitCode[]): ExitCode {
   const verdicts = codes.filter((c) => c !== EXIT.error);
   if (verdicts.length < codes.length && verdicts.every((c) => c === EXIT.ok)) return EXIT.error;
-  return verdicts.reduce<ExitCode>((a, b) => (rank(b) > rank(a) ? b : a), EXIT.ok);
+  // The verdict codes are ordered by severity: held 2 < quarantined 3 < rejected 4 < violation 5.
+  return verdicts.reduce<ExitCode>((a, b) => (b > a ? b : a), EXIT.ok);
 }
-
-const rank = (code: ExitCode): number => ({ 0: 0, 1: 1, 2: 2, 3: 3, 4: 4, 5: 5 })[code];
 
 export const EXIT_CODES_HELP = `
 Exit codes:
