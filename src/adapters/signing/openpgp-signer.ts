@@ -66,6 +66,24 @@ export class OpenPgpSigner implements Signer {
     const sig = await openpgp.sign({ message, signingKeys: this.key, detached: true, format: 'armored', config: OPENPGP_CONFIG });
     return sig.endsWith('\n') ? sig : `${sig}\n`;
   }
+
+  async detachedSignBinary(data: Uint8Array | ReadableStream<Uint8Array>): Promise<Uint8Array> {
+    const message = await openpgp.createMessage({ binary: data });
+    const sig: Uint8Array | ReadableStream<Uint8Array> = await openpgp.sign({ message, signingKeys: this.key, detached: true, format: 'binary', config: OPENPGP_CONFIG });
+    return sig instanceof Uint8Array ? sig : readAll(sig);
+  }
+}
+
+/** A streamed input gives a streamed signature: the packet comes once the input is consumed. */
+async function readAll(stream: ReadableStream<Uint8Array>): Promise<Uint8Array> {
+  const chunks: Uint8Array[] = [];
+  const reader = stream.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks);
 }
 
 /** Public facts of any OpenPGP key (private or public). */

@@ -27,6 +27,8 @@ export interface Signer extends KeyInfo {
   clearSign(text: string): Promise<string>;
   /** An armored detached signature of `data` (Release.gpg, repomd.xml.asc). */
   detachedSign(data: Uint8Array | string): Promise<string>;
+  /** The binary signature packet over `data` (bytes or a stream of them), as RPM signature headers hold it. */
+  detachedSignBinary(data: Uint8Array | ReadableStream<Uint8Array>): Promise<Uint8Array>;
   /** The public key, ASCII-armored (`tollgate.asc`). */
   readonly publicKeyArmored: string;
   /** The public key, binary OpenPGP packets (`tollgate.gpg`, usable as an APT `signed-by` keyring). */
