@@ -3,31 +3,14 @@ import { Type } from 'typebox';
 import { hashStream, type HashedTempFile } from '../../adapters/storage/hash-stream.js';
 import { findDistribution } from '../../domain/distributions.js';
 import { DomainError } from '../../domain/errors.js';
+import { UploadResultSchema } from '../../domain/pipeline/upload-result.js';
 import type { StepName, StepResult } from '../../domain/pipeline/types.js';
 import type { AppContext } from '../../services/context.js';
 import type { UploadAnswer } from '../../services/upload.js';
 import { principalOf } from '../auth-hook.js';
 import { badRequest, HttpError, toErrorAnswer, unprocessable } from '../errors.js';
-import { errorResponses } from '../schemas.js';
+import { ErrorBody, errorResponses } from '../schemas.js';
 import type { App } from '../types.js';
-
-const UploadResultOut = Type.Object({
-  status: Type.String(),
-  name: Type.Union([Type.String(), Type.Null()]),
-  package: Type.Union([Type.String(), Type.Null()]),
-  version: Type.Union([Type.String(), Type.Null()]),
-  arch: Type.Union([Type.String(), Type.Null()]),
-  distribution: Type.String(),
-  sha256: Type.String(),
-  size: Type.Integer(),
-  cve_status: Type.Union([Type.String(), Type.Null()]),
-  pipeline: Type.Record(Type.String(), Type.String()),
-  steps: Type.Array(Type.Object({ name: Type.String(), status: Type.String(), message: Type.String() })),
-  findings: Type.Record(Type.String(), Type.Integer()),
-  reasons: Type.Array(Type.String()),
-  detail: Type.Optional(Type.String()),
-  code: Type.Optional(Type.String()),
-});
 
 const SHA256 = /^[0-9a-fA-F]{64}$/;
 
@@ -110,7 +93,7 @@ export async function uploadRoutes(app: App, ctx: AppContext): Promise<void> {
       tags: ['upload'],
       summary: 'Upload a .deb or .rpm (multipart: file, distribution, optional sha256) through the validation pipeline',
       consumes: ['multipart/form-data'],
-      response: { ...errorResponses, 200: UploadResultOut, 201: UploadResultOut, 422: Type.Union([UploadResultOut, Type.Object({ detail: Type.String(), code: Type.String() }, { additionalProperties: true })]), 503: Type.Object({ detail: Type.String(), code: Type.String() }, { additionalProperties: true }) },
+      response: { ...errorResponses, 200: UploadResultSchema, 201: UploadResultSchema, 422: Type.Union([UploadResultSchema, ErrorBody]) },
     },
   }, async (request, reply) => {
     const answer = await run(request);
