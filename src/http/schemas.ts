@@ -1,4 +1,4 @@
-import { Type, type TSchema } from 'typebox';
+import { Type, type Static, type TSchema } from 'typebox';
 
 export const ErrorBody = Type.Object(
   {
@@ -35,7 +35,7 @@ export const PageQuery = {
   per_page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
 };
 
-/** DECISIONS §1 pagination envelope. */
+/** The envelope of every large collection, so clients page through all of them the same way. */
 export const Page = <T extends TSchema>(item: T) =>
   Type.Object({
     items: Type.Array(item),
@@ -63,6 +63,48 @@ export const UserOut = Type.Object({
 });
 
 export const StatusOut = Type.Object({ status: Type.String(), detail: Type.Optional(Type.String()) });
+
+export const Nullable = <T extends TSchema>(item: T) => Type.Union([item, Type.Null()]);
+
+/**
+ * A string from a fixed set: documented as an enum, typed as the union, serialised as a plain
+ * string (a union of literals would cost fast-json-stringify a validation per value).
+ */
+export const StringEnum = <const T extends readonly string[]>(values: T) => Type.Unsafe<T[number]>({ type: 'string', enum: [...values] });
+
+export const SeverityCounts = Type.Object({
+  critical: Type.Integer(), high: Type.Integer(), medium: Type.Integer(), low: Type.Integer(), negligible: Type.Integer(),
+});
+
+type ObjectsOf<T> = T extends readonly unknown[] ? never : T extends object ? T : never;
+type ItemsOf<T> = T extends readonly (infer I)[] ? I : never;
+type KeysOf<T> = T extends object ? keyof T : never;
+type FieldOf<T, K> = T extends object ? (K extends keyof T ? T[K] : never) : never;
+
+/**
+ * The fields of `Answer` that `Declared` lacks, as paths (`.packages[].status`), through arrays,
+ * objects, unions and nullable values; never when it lacks none. Each member of a union answer is
+ * checked against the fields of every member of the declared union.
+ */
+export type UndeclaredFields<Answer, Declared, Path extends string = ''> = Answer extends readonly (infer A)[]
+  ? UndeclaredFields<A, ItemsOf<Declared>, `${Path}[]`>
+  : Answer extends object
+    ? {
+        [K in keyof Answer & string]-?: K extends KeysOf<ObjectsOf<Declared>>
+          ? UndeclaredFields<Answer[K], FieldOf<ObjectsOf<Declared>, K>, `${Path}.${K}`>
+          : `${Path}.${K}`;
+      }[keyof Answer & string]
+    : never;
+
+/**
+ * The response schema of a service's answer, checked at compile time to declare every field the
+ * answer has: fast-json-stringify serialises from the schema and silently drops any field it does
+ * not declare, so a missing one would change the API without a failing type check.
+ * Use: `const DecideOut = answering<DecideAnswer>()(Type.Object({ ... }))`.
+ */
+export function answering<Answer>() {
+  return <S extends TSchema>(schema: S & ([UndeclaredFields<Answer, Static<S>>] extends [never] ? unknown : { undeclared: UndeclaredFields<Answer, Static<S>> })): S => schema;
+}
 
 /** A JSON object whose fields are documented in the route summary (serialised as-is). */
 export const AnyObject = Type.Object({}, { additionalProperties: true });

@@ -2,14 +2,18 @@ import { Type } from 'typebox';
 import { findDistribution } from '../../domain/distributions.js';
 import { handlerFor } from '../../services/formats/index.js';
 import type { AppContext } from '../../services/context.js';
+import type { StepResult } from '../../domain/pipeline/types.js';
 import { Catalog, latestRow, versionView } from '../../services/packages/catalog.js';
-import { inspectedFromRow } from '../../services/packages/lifecycle.js';
+import { inspectedFromRow, type SyncReport } from '../../services/packages/lifecycle.js';
 import { providesLookup } from '../../services/packages/package-store.js';
 import { installableRow, installInstructions } from '../../services/packages/install.js';
 import type { PackageRow } from '../../services/packages/package-store.js';
+import { parseStoredFindings } from '../../services/security/findings-store.js';
 import { actorOf } from '../auth-hook.js';
 import { notFound } from '../errors.js';
-import { AnyObject, errorResponses, PageQuery, pageOf } from '../schemas.js';
+import { PackageFormatOut, PackageListItemOut, PackageVersionOut, StoredStepOut } from '../package-schemas.js';
+import { answering, errorResponses, Nullable, Page, PageQuery, pageOf } from '../schemas.js';
+import { CveStatusOut, PackageStatusOut, StoredFindingOut } from '../security-schemas.js';
 import type { App } from '../types.js';
 
 const Name = Type.String({ minLength: 1, maxLength: 200 });
@@ -18,6 +22,51 @@ const Narrow = Type.Object({
   distribution: Type.Optional(Type.String({ maxLength: 50 })),
   arch: Type.Optional(Type.String({ maxLength: 50 })),
 }, { additionalProperties: false });
+
+const ArtifactSummaryOut = answering<Awaited<ReturnType<Catalog['artifacts']>>['items'][number]>()(Type.Object({
+  name: Type.String(),
+  format: PackageFormatOut,
+  latest_version: Type.String(),
+  distributions: Type.Array(Type.String()),
+  /** The most held status among the versions (quarantined first), else the latest version's. */
+  security_status: Type.String(),
+  versions: Type.Array(Type.Object({
+    version: Type.String(), arch: Type.String(), distribution: Type.String(), status: PackageStatusOut, cve_status: CveStatusOut, uploaded_at: Nullable(Type.String()),
+  })),
+}));
+
+const ArtifactOut = Type.Object({
+  name: Type.String(),
+  format: PackageFormatOut,
+  latest_version: Type.String(),
+  versions: Type.Array(PackageVersionOut),
+  last_validation: Type.Object({ version: Type.String(), distribution: Type.String(), status: PackageStatusOut, steps: Type.Array(StoredStepOut) }),
+  /** Every version's findings, each naming the version and distribution it was found in. */
+  cve_findings: Type.Array(Type.Object({ version: Type.String(), distribution: Type.String(), ...StoredFindingOut.properties })),
+});
+
+const versionDetailFields = { ...PackageVersionOut.properties, steps: Type.Array(StoredStepOut), cve_results: Type.Array(StoredFindingOut) };
+const VersionOut = Type.Object({ ...versionDetailFields, items: Type.Array(Type.Object(versionDetailFields)) });
+
+const installFields = { format: Type.String(), distribution: Type.String(), key_url: Type.String(), commands: Type.Array(Type.String()) };
+/** APT (`format: deb`) gets a sources line signed by the key, dnf (`rpm`) a .repo file; both the commands to paste. */
+const InstallOut = answering<ReturnType<typeof installInstructions>>()(Type.Union([
+  Type.Object({ ...installFields, source_line: Type.String() }),
+  Type.Object({ ...installFields, repo_file: Type.String() }),
+]));
+
+const SyncReportOut = answering<SyncReport>()(Type.Object({
+  distributions: Type.Array(Type.String()),
+  packages_indexed: Type.Integer(),
+  missing_files: Type.Array(Type.Object({ distribution: Type.String(), package: Type.String(), version: Type.String(), arch: Type.String(), sha256: Type.String() })),
+  /** Files in the published tree no package refers to (reported, not deleted). */
+  unreferenced_files: Type.Array(Type.String()),
+  /** Published files that were missing from the tree and linked again. */
+  relinked: Type.Integer(),
+}));
+
+/** The stored validation steps of a row, as its upload recorded them. */
+const stepsOf = (row: PackageRow) => JSON.parse(row.pipeline) as StepResult[];
 
 export async function artifactRoutes(app: App, ctx: AppContext): Promise<void> {
   const catalog = new Catalog(ctx.db);
@@ -34,6 +83,7 @@ export async function artifactRoutes(app: App, ctx: AppContext): Promise<void> {
       tags: ['artifacts'],
       summary: 'Every package name with its version history and security status',
       querystring: Type.Object({ ...PageQuery, distribution: Type.Optional(Type.String({ maxLength: 50 })) }, { additionalProperties: false }),
+      response: { ...errorResponses, 200: Page(ArtifactSummaryOut) },
     },
   }, async (request) => {
     const { page = 1, per_page = 100, distribution } = request.query;
@@ -42,7 +92,7 @@ export async function artifactRoutes(app: App, ctx: AppContext): Promise<void> {
   });
 
   app.get('/artifacts/:name', {
-    schema: { tags: ['artifacts'], summary: 'All versions, the last validation results and CVE findings', params: Type.Object({ name: Name }), response: { ...errorResponses, 200: AnyObject } },
+    schema: { tags: ['artifacts'], summary: 'All versions, the last validation results and CVE findings', params: Type.Object({ name: Name }), response: { ...errorResponses, 200: ArtifactOut } },
   }, async (request) => {
     const rows = await rowsOr404(request.params.name);
     const latest = latestRow(rows);
@@ -51,8 +101,8 @@ export async function artifactRoutes(app: App, ctx: AppContext): Promise<void> {
       format: latest.format,
       latest_version: latest.version,
       versions: rows.map(versionView),
-      last_validation: { version: latest.version, distribution: latest.distribution, status: latest.status, steps: JSON.parse(latest.pipeline) },
-      cve_findings: rows.flatMap((r) => ((JSON.parse(r.findings) as { details?: unknown[] }).details ?? []).map((f) => ({ version: r.version, distribution: r.distribution, ...(f as object) }))),
+      last_validation: { version: latest.version, distribution: latest.distribution, status: latest.status, steps: stepsOf(latest) },
+      cve_findings: rows.flatMap((r) => parseStoredFindings(r.findings).details.map((f) => ({ version: r.version, distribution: r.distribution, ...f }))),
     };
   });
 
@@ -85,7 +135,7 @@ export async function artifactRoutes(app: App, ctx: AppContext): Promise<void> {
       summary: 'Client set-up and install commands for the package',
       params: Type.Object({ name: Name }),
       querystring: Type.Object({ distribution: Type.Optional(Type.String({ maxLength: 50 })), version: Type.Optional(Version) }, { additionalProperties: false }),
-      response: { ...errorResponses, 200: AnyObject },
+      response: { ...errorResponses, 200: InstallOut },
     },
   }, async (request) => {
     const rows = await rowsOr404(request.params.name, request.query);
@@ -95,10 +145,10 @@ export async function artifactRoutes(app: App, ctx: AppContext): Promise<void> {
   });
 
   app.get('/artifacts/:name/:version', {
-    schema: { tags: ['artifacts'], summary: "One version's information", params: Type.Object({ name: Name, version: Version }), querystring: Narrow, response: { ...errorResponses, 200: AnyObject } },
+    schema: { tags: ['artifacts'], summary: "One version's information", params: Type.Object({ name: Name, version: Version }), querystring: Narrow, response: { ...errorResponses, 200: VersionOut } },
   }, async (request) => {
     const rows = await rowsOr404(request.params.name, { version: request.params.version, ...request.query });
-    const detail = (r: PackageRow) => ({ ...versionView(r), steps: JSON.parse(r.pipeline) as unknown[], cve_results: (JSON.parse(r.findings) as { details?: unknown[] }).details ?? [] });
+    const detail = (r: PackageRow) => ({ ...versionView(r), steps: stepsOf(r), cve_results: parseStoredFindings(r.findings).details });
     // The version's own fields at the top (the narrowed row, else the one changed last); every distribution and arch in `items`.
     const shown = rows.reduce((a, b) => (b.updated_at > a.updated_at ? b : a));
     return { ...detail(shown), items: rows.map(detail) };
@@ -123,7 +173,7 @@ export async function artifactRoutes(app: App, ctx: AppContext): Promise<void> {
   });
 
   app.post('/artifacts/admin/sync-index', {
-    schema: { tags: ['artifacts'], summary: 'Rebuild every index from the database; report missing and unreferenced files', response: { ...errorResponses, 200: AnyObject } },
+    schema: { tags: ['artifacts'], summary: 'Rebuild every index from the database; report missing and unreferenced files', response: { ...errorResponses, 200: SyncReportOut } },
   }, async (request) => {
     return lifecycle.syncIndex(actorOf(request));
   });
@@ -133,6 +183,7 @@ export async function artifactRoutes(app: App, ctx: AppContext): Promise<void> {
       tags: ['packages'],
       summary: 'Packages in raw pool format (filter by name text and distribution)',
       querystring: Type.Object({ ...PageQuery, q: Type.Optional(Type.String({ maxLength: 200 })), distribution: Type.Optional(Type.String({ maxLength: 50 })) }, { additionalProperties: false }),
+      response: { ...errorResponses, 200: Page(PackageListItemOut) },
     },
   }, async (request) => {
     const { page = 1, per_page = 100, q, distribution } = request.query;

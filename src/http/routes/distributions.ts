@@ -4,7 +4,8 @@ import type { AppContext } from '../../services/context.js';
 import { Catalog, latestRow } from '../../services/packages/catalog.js';
 import { actorOf } from '../auth-hook.js';
 import { notFound, unprocessable } from '../errors.js';
-import { AnyObject, errorResponses, PageQuery, pageOf } from '../schemas.js';
+import { PackageFormatOut, PackageListItemOut } from '../package-schemas.js';
+import { answering, errorResponses, Nullable, Page, PageQuery, pageOf } from '../schemas.js';
 import type { App } from '../types.js';
 
 const Codename = Type.String({ minLength: 1, maxLength: 50 });
@@ -12,12 +13,29 @@ const Result = Type.Object({
   package: Type.String(), version: Type.String(), arch: Type.String(), from: Type.String(), to: Type.String(), status: Type.String(), result: Type.String(),
 });
 
+const DistributionOut = answering<Awaited<ReturnType<Catalog['distributions']>>[number]>()(Type.Object({
+  codename: Type.String(),
+  description: Type.String(),
+  format: PackageFormatOut,
+  architecture: Type.String(),
+  /** What uploads may carry: the architecture and the architecture-independent one (`all`, `noarch`). */
+  architectures: Type.Array(Type.String()),
+  component: Nullable(Type.String()),
+  /** Packages in the signed index. */
+  package_count: Type.Integer(),
+  osv_ecosystem: Type.String(),
+  scanner_distro: Type.String(),
+  published_at: Nullable(Type.String()),
+  /** False until the signed index reflects the distribution's last change. */
+  up_to_date: Type.Boolean(),
+}));
+
 export async function distributionRoutes(app: App, ctx: AppContext): Promise<void> {
   const catalog = new Catalog(ctx.db);
   const lifecycle = ctx.repo.lifecycle;
 
   app.get('/distributions', {
-    schema: { tags: ['distributions'], summary: 'Every distribution with its format, architecture, component and package count' },
+    schema: { tags: ['distributions'], summary: 'Every distribution with its format, architecture, component and package count', response: { ...errorResponses, 200: Type.Array(DistributionOut) } },
   }, async () => catalog.distributions());
 
   app.get('/distributions/:codename/packages', {
@@ -26,7 +44,7 @@ export async function distributionRoutes(app: App, ctx: AppContext): Promise<voi
       summary: 'Packages in one distribution',
       params: Type.Object({ codename: Codename }),
       querystring: Type.Object({ ...PageQuery, q: Type.Optional(Type.String({ maxLength: 200 })) }, { additionalProperties: false }),
-      response: { ...errorResponses, 200: AnyObject },
+      response: { ...errorResponses, 200: Page(PackageListItemOut) },
     },
   }, async (request) => {
     if (!findDistribution(request.params.codename)) throw notFound(`Distribution ${request.params.codename}`, 'unknown_distribution');

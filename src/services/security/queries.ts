@@ -91,7 +91,7 @@ export class SecurityQueries {
   ) {}
 
   /** GET /security/vulnerabilities: CVEs across packages, worst first, with the packages affected. */
-  async vulnerabilities(filter: { severity?: Severity; distribution?: string; q?: string; kev?: boolean }, paging: Paging): Promise<PageResult<Record<string, unknown>>> {
+  async vulnerabilities(filter: { severity?: Severity; distribution?: string; q?: string; kev?: boolean }, paging: Paging) {
     const { total, summaries, occurrences } = await findVulnerabilitiesPage(this.db, filter, paging);
     const items = summaries.map((r) => {
       const rows = occurrences.filter((d) => d.cve_id === r.cve_id);
@@ -119,7 +119,7 @@ export class SecurityQueries {
   }
 
   /** GET /security/packages-posture: counts by status and severity, KEV, SLA, database state. */
-  async posture(now = new Date()): Promise<Record<string, unknown>> {
+  async posture(now = new Date()) {
     const byStatus = await countPackagesByStatus(this.db);
     const findings = await countFindingsBySeverity(this.db);
     const worst = await countPackagesByWorstRank(this.db);
@@ -186,7 +186,7 @@ export class SecurityQueries {
   }
 
   /** GET /security/review-queue: packages awaiting a decision, KEV → EPSS → CVSS (or `sort=sla`). */
-  async reviewQueue(filter: { sort?: string; status?: PackageStatus | 'all'; distribution?: string }, paging: Paging, now = new Date()): Promise<PageResult<Record<string, unknown>>> {
+  async reviewQueue(filter: { sort?: string; status?: PackageStatus | 'all'; distribution?: string }, paging: Paging, now = new Date()) {
     const statuses: PackageStatus[] = filter.status && filter.status !== 'all' ? [filter.status] : [...REVIEW_STATUSES];
     const rows = (await findPackagesInStatuses(this.db, statuses, filter.distribution)).map(normaliseRow);
     const entries = rows.map((row) => {
