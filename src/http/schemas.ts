@@ -105,6 +105,3 @@ export type UndeclaredFields<Answer, Declared, Path extends string = ''> = Answe
 export function answering<Answer>() {
   return <S extends TSchema>(schema: S & ([UndeclaredFields<Answer, Static<S>>] extends [never] ? unknown : { undeclared: UndeclaredFields<Answer, Static<S>> })): S => schema;
 }
-
-/** A JSON object whose fields are documented in the route summary (serialised as-is). */
-export const AnyObject = Type.Object({}, { additionalProperties: true });

@@ -5,14 +5,16 @@
  * then `result` with the summary.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
+import { DomainError } from '../../domain/errors.js';
+import { UploadResultSchema } from '../../domain/pipeline/upload-result.js';
 import type { AppContext } from '../../services/context.js';
+import type { GroupView } from '../../services/imports/groups.js';
 import type { ImportEvent, ImportOptions, ImportReport, ImportRequest } from '../../services/imports/importer.js';
 import { principalOf } from '../auth-hook.js';
 import { HttpError, toErrorAnswer, unprocessable } from '../errors.js';
-import { AnyObject, ErrorBody, errorResponses } from '../schemas.js';
+import { answering, ErrorBody, errorResponses, Nullable } from '../schemas.js';
 import type { App } from '../types.js';
-import { DomainError } from '../../domain/errors.js';
 
 const responses = { ...errorResponses, 424: ErrorBody };
 const Name = Type.String({ minLength: 1, maxLength: 200 });
@@ -27,21 +29,56 @@ const Options = {
   with_dependencies: Type.Optional(Type.Boolean()),
   group: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
 };
+const PackageRefBody = Type.Object(PackageRef, { additionalProperties: false });
 const FetchBody = Type.Object({ ...PackageRef, ...Options }, { additionalProperties: false });
 const BatchBody = Type.Object({
-  packages: Type.Array(Type.Object(PackageRef, { additionalProperties: false }), { minItems: 1, maxItems: 500 }),
+  packages: Type.Array(PackageRefBody, { minItems: 1, maxItems: 500 }),
   ...Options,
   distribution: PackageRef.distribution,
 }, { additionalProperties: false });
 const PackagesBody = Type.Object({
   ...PackageRef,
   ...Options,
-  packages: Type.Optional(Type.Array(Type.Object(PackageRef, { additionalProperties: false }), { minItems: 1, maxItems: 500 })),
+  packages: Type.Optional(Type.Array(PackageRefBody, { minItems: 1, maxItems: 500 })),
 }, { additionalProperties: false });
 
-type Ref = { name?: string; package?: string; version?: string; arch?: string; distribution?: string };
+const ImportReportOut = answering<ImportReport>()(Type.Object({
+  group: Type.String(),
+  /** Deepest dependency first, each with the requirement that pulled it in. */
+  packages: Type.Array(Type.Object({
+    name: Type.String(),
+    version: Type.String(),
+    arch: Type.String(),
+    distribution: Type.String(),
+    source_id: Type.String(),
+    required_by: Nullable(Type.String()),
+    relation: Nullable(Type.String()),
+    /** The pipeline's outcome, `already_present` when the same file was stored before, or `failed`. */
+    status: Type.String(),
+    provenance: Nullable(Type.String()),
+    detail: Nullable(Type.String()),
+    code: Nullable(Type.String()),
+    /** The upload answer, when the file went through the pipeline. */
+    result: Nullable(UploadResultSchema),
+  })),
+  /** Requirements no package of the distribution's sources satisfies (nothing was imported for them). */
+  unsatisfiable: Type.Array(Type.Object({ required_by: Type.String(), relation: Type.String(), reason: Type.String() })),
+  summary: Type.Object({
+    published: Type.Integer(), pending_review: Type.Integer(), quarantined: Type.Integer(), rejected: Type.Integer(), failed: Type.Integer(), already_present: Type.Integer(),
+  }),
+}));
 
-function requestOf(ref: Ref, fallbackDistribution: string | undefined, at: string[]): ImportRequest {
+const GroupOut = answering<GroupView>()(Type.Object({
+  name: Type.String(),
+  /** The codenames it imported into, comma-separated. */
+  distribution: Type.String(),
+  created_by: Nullable(Type.String()),
+  created_at: Type.String(),
+  count: Type.Integer(),
+  packages: Type.Array(Type.Object({ name: Type.String(), version: Type.String(), arch: Type.String(), status: Type.String(), package_id: Type.String() })),
+}));
+
+function requestOf(ref: Static<typeof PackageRefBody>, fallbackDistribution: string | undefined, at: string[]): ImportRequest {
   const name = ref.name ?? ref.package;
   if (!name) throw unprocessable('validation_error', `${at.join('.')}: name (or package) is required`, [{ loc: [...at, 'name'], msg: 'name or package is required' }]);
   return { name, version: ref.version, arch: ref.arch, distribution: ref.distribution ?? fallbackDistribution };
@@ -91,7 +128,7 @@ export async function importFetchRoutes(app: App, ctx: AppContext): Promise<void
       tags: ['import'],
       summary: 'Import one catalog package (name or package; version, arch, distribution optional) with its dependencies unless with_dependencies is false; SSE with Accept: text/event-stream',
       body: FetchBody,
-      response: { ...responses, 200: AnyObject },
+      response: { ...responses, 200: ImportReportOut },
     },
   }, async (request, reply) => run(request, reply, [requestOf(request.body, undefined, ['body'])], request.body));
 
@@ -100,7 +137,7 @@ export async function importFetchRoutes(app: App, ctx: AppContext): Promise<void
       tags: ['import'],
       summary: 'Import several catalog packages as one group; SSE progress with Accept: text/event-stream',
       body: BatchBody,
-      response: { ...responses, 200: AnyObject },
+      response: { ...responses, 200: ImportReportOut },
     },
   }, async (request, reply) => run(request, reply, request.body.packages.map((p, i) => requestOf(p, request.body.distribution, ['body', 'packages', String(i)])), request.body));
 
@@ -109,7 +146,7 @@ export async function importFetchRoutes(app: App, ctx: AppContext): Promise<void
       tags: ['import'],
       summary: 'Download and validate packages from a synced source: one (name/package) or several (packages); maintainer+',
       body: PackagesBody,
-      response: { ...responses, 200: AnyObject },
+      response: { ...responses, 200: ImportReportOut },
     },
   }, async (request, reply) => {
     const body = request.body;
@@ -120,7 +157,7 @@ export async function importFetchRoutes(app: App, ctx: AppContext): Promise<void
   });
 
   app.get('/import/groups', {
-    schema: { tags: ['import'], summary: 'Import groups, newest first, with the packages each brought in', response: { ...responses, 200: Type.Array(AnyObject) } },
+    schema: { tags: ['import'], summary: 'Import groups, newest first, with the packages each brought in', response: { ...responses, 200: Type.Array(GroupOut) } },
   }, async () => groups.list());
 
   app.delete('/import/groups/:group_name', {

@@ -1,15 +1,16 @@
 /**
- * Import sources and catalog sync (API.md Import, DECISIONS §1: sources are a plain array).
+ * Import sources and catalog sync. Sources are a small admin list, answered as a plain array.
  * Sync answers JSON, or Server-Sent Events for `POST /import/sources/{id}/sync` (each event
  * carries `status` and `count`).
  */
 import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import type { AppContext } from '../../services/context.js';
+import type { ImportService } from '../../services/imports/index.js';
 import type { SyncEvent } from '../../services/imports/sync.js';
 import { principalOf } from '../auth-hook.js';
 import { toErrorAnswer } from '../errors.js';
-import { AnyObject, errorResponses } from '../schemas.js';
+import { answering, errorResponses, Nullable } from '../schemas.js';
 import type { App } from '../types.js';
 
 const Words = Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: 20 });
@@ -50,6 +51,22 @@ const SyncResultOut = Type.Object({
   source_id: Type.String(), source: Type.String(), status: Type.String(), count: Type.Integer(),
   detail: Type.Union([Type.String(), Type.Null()]), code: Type.Union([Type.String(), Type.Null()]),
 });
+const SourceSyncStatusOut = answering<Awaited<ReturnType<ImportService['syncStatus']>>[number]>()(Type.Object({
+  source_id: Type.String(), name: Type.String(), type: Type.String(), distribution: Type.String(), ...SyncState.properties,
+}));
+const SyncScheduleOut = answering<Awaited<ReturnType<ImportService['schedule']>>>()(Type.Object({
+  /** False on the Community edition, where scheduled jobs other than expiry do not run. */
+  enabled: Type.Boolean(),
+  time: Type.String(),
+  timezone: Type.String(),
+  /** The setting that holds `time` (HH:MM). */
+  setting: Type.String(),
+  next_run: Nullable(Type.String()),
+  last_run: Nullable(Type.String()),
+  last_result: Nullable(Type.String()),
+  /** How many sources the run would synchronise. */
+  sources: Type.Integer(),
+}));
 const SourceParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
 
 function sse(reply: FastifyReply, event: string, data: unknown): void {
@@ -114,10 +131,10 @@ export async function importSourceRoutes(app: App, ctx: AppContext): Promise<voi
   }, async (request) => syncs.sync(request.params.source_id, principalOf(request).user.username));
 
   app.get('/import/sync-status', {
-    schema: { tags: ['import'], summary: 'Sync state of every source', response: { ...errorResponses, 200: Type.Array(AnyObject) } },
+    schema: { tags: ['import'], summary: 'Sync state of every source', response: { ...errorResponses, 200: Type.Array(SourceSyncStatusOut) } },
   }, async () => ctx.imports.syncStatus());
 
   app.get('/import/sync-schedule', {
-    schema: { tags: ['import'], summary: 'When the daily catalog sync of all sources runs next (UTC)', response: { ...errorResponses, 200: AnyObject } },
+    schema: { tags: ['import'], summary: 'When the daily catalog sync of all sources runs next (UTC)', response: { ...errorResponses, 200: SyncScheduleOut } },
   }, async () => ctx.imports.schedule());
 }

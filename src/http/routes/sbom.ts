@@ -1,19 +1,23 @@
 /**
- * SBOMs (API.md "SBOM", DECISIONS §2 and §10): per package, per distribution (streamed), a
- * preview, and SARIF. Enterprise-only: Community answers 402 after authentication and roles.
+ * SBOMs: per package, per distribution (streamed), a preview, and SARIF (who may call which is
+ * in permissions.ts). Enterprise-only: Community answers 402 after authentication and roles.
  */
 import { Readable } from 'node:stream';
 import { Type } from 'typebox';
 import type { AppContext } from '../../services/context.js';
 import { SbomService, type SbomDocument } from '../../services/sbom/index.js';
 import { requireEnterprise } from '../edition.js';
-import { AnyObject, ErrorBody, errorResponses } from '../schemas.js';
+import { ErrorBody, errorResponses } from '../schemas.js';
 import type { App } from '../types.js';
 
 const Format = Type.Union([Type.Literal('cyclonedx'), Type.Literal('spdx')], { default: 'cyclonedx' });
 const Codename = Type.String({ minLength: 1, maxLength: 50 });
 const Severity = Type.Union([Type.Literal('critical'), Type.Literal('high'), Type.Literal('medium'), Type.Literal('low'), Type.Literal('negligible')]);
+// The SBOM and SARIF documents follow their standards' own JSON schemas, which these open objects
+// do not restate; the SBOMs are streamed as text, and the SARIF log is serialised with every field
+// it carries.
 const Document = Type.Object({}, { additionalProperties: true, description: 'CycloneDX 1.5 or SPDX 2.3 JSON, sent as an attachment' });
+const SarifLog = Type.Object({}, { additionalProperties: true, description: 'SARIF 2.1.0 log, sent as an attachment' });
 const responses = { ...errorResponses, 402: ErrorBody };
 
 /** The part of a Fastify reply these handlers use. */
@@ -70,7 +74,7 @@ export async function sbomRoutes(app: App, ctx: AppContext): Promise<void> {
       tags: ['sbom'],
       summary: "The distribution's findings as a SARIF 2.1.0 log (GitHub and GitLab code scanning)",
       querystring: Type.Object({ distribution: Codename, min_severity: Type.Optional(Severity) }, { additionalProperties: false }),
-      response: { ...responses, 200: AnyObject },
+      response: { ...responses, 200: SarifLog },
     },
   }, async (request, reply) => {
     requireEnterprise(ctx, 'sbom');

@@ -1,16 +1,17 @@
 /**
- * Security administration: the CVE policy (DECISIONS §5, stored in the settings `cve_policy`,
- * `sla_days`, `kev_action`), the vulnerability feed sync (`POST /import/sync-security`,
- * DECISIONS §6) and the antivirus engine status and signature update.
+ * Security administration: the CVE policy (stored in the settings `cve_policy`, `sla_days`,
+ * `kev_action`), the vulnerability feed sync (`POST /import/sync-security`) and the antivirus
+ * engine status and signature update.
  */
 import { Type } from 'typebox';
 import { parseCvePolicy, type CvePolicy } from '../../domain/security/index.js';
 import type { SettingKey } from '../../domain/settings.js';
 import type { AppContext } from '../../services/context.js';
+import type { AvEngineStatus, AvEngineUpdate } from '../../services/security/avengine.js';
 import { policyFromSettings } from '../../services/security/scanner.js';
 import { principalOf } from '../auth-hook.js';
 import { unprocessable } from '../errors.js';
-import { AnyObject, errorResponses } from '../schemas.js';
+import { answering, errorResponses, Nullable } from '../schemas.js';
 import type { App } from '../types.js';
 
 const Action = Type.Union([Type.Literal('block'), Type.Literal('review'), Type.Literal('warn'), Type.Literal('allow')]);
@@ -55,6 +56,33 @@ const SyncOut = Type.Object({
   started_at: Type.String(),
   finished_at: Type.String(),
 });
+
+const AvEngineStatusOut = answering<AvEngineStatus>()(Type.Object({
+  engine: Type.Literal('clamav'),
+  /** Whether CLAMAV_SOCKET or CLAMAV_HOST is set; `ok` whether clamd answers. */
+  configured: Type.Boolean(),
+  ok: Type.Boolean(),
+  version: Nullable(Type.String()),
+  signature_version: Nullable(Type.String()),
+  signature_date: Nullable(Type.String()),
+  /** The last update run through this service, else the signature database's own date. */
+  last_update: Nullable(Type.String()),
+  update_command_configured: Type.Boolean(),
+  /** Why the engine is not usable, when it is not. */
+  detail: Type.Optional(Type.String()),
+}));
+
+const AvEngineUpdateOut = answering<AvEngineUpdate>()(Type.Object({
+  engine: Type.Literal('clamav'),
+  updated: Type.Literal(true),
+  exit_code: Type.Integer(),
+  /** The end of the update command's output. */
+  output: Type.String(),
+  version_before: Nullable(Type.String()),
+  version_after: Nullable(Type.String()),
+  signature_version: Nullable(Type.String()),
+  last_update: Type.String(),
+}));
 
 const responses = errorResponses;
 
@@ -115,14 +143,14 @@ export async function securityAdminRoutes(app: App, ctx: AppContext): Promise<vo
   });
 
   app.get('/security/avengine/status', {
-    schema: { tags: ['security'], summary: 'Antivirus engine (clamd) status, engine and signature versions, last signature update', response: { ...responses, 200: AnyObject } },
+    schema: { tags: ['security'], summary: 'Antivirus engine (clamd) status, engine and signature versions, last signature update', response: { ...responses, 200: AvEngineStatusOut } },
   }, async () => security.avengine.status());
 
   app.post('/security/avengine/update', {
     schema: {
       tags: ['security'],
       summary: 'Run CLAMAV_UPDATE_COMMAND (e.g. freshclam), then reload clamd; audit CLAMAV_UPDATE. 422 when clamd or the command is not configured',
-      response: { ...responses, 200: AnyObject },
+      response: { ...responses, 200: AvEngineUpdateOut },
     },
   }, async (request) => {
     const actor = principalOf(request).user;
