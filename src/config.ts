@@ -65,7 +65,7 @@ function oneOf<T extends string>(name: string, raw: string | undefined, allowed:
 
 /**
  * Outside production a missing secret is generated once and kept in DATA_DIR so restarts keep
- * sessions valid; in production the operator must provide a strong one (DECISIONS §3).
+ * sessions valid; in production the operator must provide a strong one.
  */
 function resolveJwtSecret(env: NodeJS.ProcessEnv, production: boolean, dataDir: string): string {
   const given = env.JWT_SECRET_KEY;

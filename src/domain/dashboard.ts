@@ -1,6 +1,6 @@
 /**
- * What the dashboard's history counts, as audit entries (API.md "Audit entry", the actions and
- * detail texts the services write). Declared as data so the service turns each series into one
+ * What the dashboard's history counts, as audit entries (the actions and detail texts the
+ * services write). Declared as data so the service turns each series into one
  * SQL aggregate; an entry may count in several series (a `reject` decision is a review and a
  * quarantine).
  */

@@ -1,7 +1,7 @@
 /**
- * The distributions the service knows (DECISIONS §7), in one table. Each carries its package
- * format, the architecture of its index, the architectures it accepts, and the OSV ecosystem and
- * scanner identifier its advisories come from (DECISIONS §6).
+ * The distributions the service knows, in one table. Each carries its package format, the
+ * architecture of its index, the architectures it accepts, and the OSV ecosystem and scanner
+ * identifier its advisories come from.
  */
 export type PackageFormat = 'deb' | 'rpm';
 
@@ -45,7 +45,7 @@ export function findDistribution(codename: string): Distribution | undefined {
   return BY_CODENAME.get(codename);
 }
 
-/** Statuses whose packages are listed in the signed index (DECISIONS §4). */
+/** Statuses whose packages are listed in the signed index. */
 export const INDEXED_STATUSES = ['published', 'accepted_risk', 'exception'] as const;
 export const PACKAGE_STATUSES = ['published', 'pending_review', 'accepted_risk', 'exception', 'upgrade_required', 'quarantined', 'rejected'] as const;
 export type PackageStatus = (typeof PACKAGE_STATUSES)[number];

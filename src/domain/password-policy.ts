@@ -1,4 +1,4 @@
-/** API.md password policy: 8+ characters, an uppercase letter, a digit or special character. */
+/** Password policy (creation, change, reset): 8+ characters, an uppercase letter, a digit or special character. */
 export function passwordProblems(password: string): string[] {
   const problems: string[] = [];
   if (password.length < 8) problems.push('must be at least 8 characters');

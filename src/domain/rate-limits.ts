@@ -1,5 +1,5 @@
 /**
- * API.md's Limits table: requests per minute per user (or per client IP when anonymous). The
+ * Default rate limits: requests per minute per user (or per client IP when anonymous). The
  * names live in the domain so the `rate_limits` setting can accept exactly these keys; which
  * route falls under which limit is the HTTP layer's business (src/http/rate-limits.ts).
  */
@@ -7,7 +7,7 @@ export const RATE_LIMITS = {
   login: 10,
   password_reset: 5,
   mfa_verify: 10,
-  /** Per user: guesses of the current password through a stolen session (issue 17). */
+  /** Per user: guesses of the current password through a stolen session. */
   change_password: 10,
   upload: 20,
   import_fetch: 10,

@@ -1,5 +1,5 @@
 /**
- * Counts package downloads served at /repo/ (issue 8). The hook runs once the response is over and
+ * Counts package downloads served at /repo/. The hook runs once the response is over and
  * only increments an in-memory counter (src/services/downloads/counter.ts): the transfer itself is
  * never delayed, and nothing is read from disk or the database here.
  */

@@ -3,7 +3,7 @@ import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, type DomainErrorKind } from '../domain/errors.js';
 
-/** An error that already knows its HTTP answer. Body: {detail, code, ...extra} (DECISIONS §1). */
+/** An error that already knows its HTTP answer. Body, as for every status >= 400: {detail, code, ...extra}. */
 export class HttpError extends Error {
   constructor(
     readonly status: number,

@@ -1,8 +1,9 @@
 import type { Role } from '../domain/roles.js';
 
 /**
- * Who may call what: the one table (DECISIONS §2). Route registration reads it, so a route
- * without an entry cannot be registered (src/http/route-guard.ts throws at start-up).
+ * Who may call what: the one table. It is not a strict hierarchy (an auditor cannot upload, an
+ * uploader cannot see the review queue). Route registration reads it, so a route without an
+ * entry cannot be registered (src/http/route-guard.ts throws at start-up).
  *  - 'public': no authentication.
  *  - 'any': any authenticated, active user.
  *  - 'decider': admin, or maintainer too when the setting `decide_min_role` is `maintainer`.
@@ -57,7 +58,9 @@ export const ROUTE_ACCESS: Readonly<Record<string, Access>> = {
   'POST /distributions/init': ADMIN,
   // the published repository (read-only files, public so apt and dnf clients need no credentials)
   'GET /repo/*': 'public',
-  // security (DECISIONS §2, §5)
+  // security: views for every role, except the review queue (auditors, maintainers, admins) and
+  // /security/packages (maintainers up); changes for maintainers up; the policy for admins;
+  // decide per the setting decide_min_role
   'GET /security/vulnerabilities': 'any',
   'GET /security/packages-posture': 'any',
   'GET /security/packages/:name/:version/cve': 'any',
@@ -68,7 +71,8 @@ export const ROUTE_ACCESS: Readonly<Record<string, Access>> = {
   'POST /security/packages/:name/:version/quarantine': MAINTAINERS,
   'POST /security/avengine/update': MAINTAINERS,
   'POST /import/sync-security': MAINTAINERS,
-  // import from upstream repositories (DECISIONS §2: sources and every sync, maintainer+; status any)
+  // import from upstream repositories: sources and every sync for maintainers up; status, search
+  // and groups for every role
   'GET /import/sources': MAINTAINERS,
   'POST /import/sources': MAINTAINERS,
   'PATCH /import/sources/:id': MAINTAINERS,
@@ -104,12 +108,13 @@ export const ROUTE_ACCESS: Readonly<Record<string, Access>> = {
   'POST /settings/test-webhook': ADMIN,
   'POST /settings/test-ldap': ADMIN,
   'POST /settings/test-email': ADMIN,
-  // dashboard and download statistics (DECISIONS §2: every role)
+  // dashboard and download statistics: every role
   'GET /dashboard/stats': 'any',
   'GET /dashboard/history': 'any',
   'GET /dashboard/summary': 'any',
   'GET /downloads/stats': 'any',
-  // SBOM (DECISIONS §2: export and per-package SBOM auditor+, preview any role; §10 Enterprise)
+  // SBOM (Enterprise-only): export, SARIF and per-package SBOM for auditors and maintainers up,
+  // the preview for every role
   'GET /sbom/export': AUDITORS,
   'GET /sbom/sarif': AUDITORS,
   'GET /sbom/:name/:version': AUDITORS,

@@ -78,8 +78,9 @@ function serialise(e: AuditEntry): string {
 
 /**
  * Append-only audit trail: one JSONL file per UTC day, each entry chained to the previous one
- * by SHA-256 (DECISIONS §9). Appends are serialised in-process and flushed to disk before the
- * caller continues, so a change is never reported done without its audit entry.
+ * by SHA-256, so any edit or deletion is detectable. Appends are serialised in-process and
+ * flushed to disk before the caller continues, so a change is never reported done without its
+ * audit entry.
  */
 export class AuditLog {
   private tail: Promise<unknown> = Promise.resolve();

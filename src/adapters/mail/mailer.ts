@@ -1,5 +1,5 @@
 /**
- * Outgoing e-mail over SMTP (DECISIONS §11) with nodemailer. Every network wait is bounded so a
+ * Outgoing e-mail over SMTP with nodemailer. Every network wait is bounded so a
  * silent server cannot hang a request; failures become DomainErrors with a stable code.
  */
 import { createTransport } from 'nodemailer';

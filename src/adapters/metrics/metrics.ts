@@ -9,7 +9,7 @@ export interface GaugeSources {
   vulnDbAgeSeconds?: () => Promise<number | null>;
 }
 
-/** The Prometheus registry and every series the service exposes (API.md, prefix `tollgate_`). */
+/** The Prometheus registry and every series the service exposes (the service's own prefixed `tollgate_`). */
 export class Metrics {
   readonly registry = new Registry();
   readonly sources: GaugeSources = {};

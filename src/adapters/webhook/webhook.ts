@@ -1,6 +1,6 @@
 /**
  * Outgoing webhook: POST JSON `{event, timestamp, data}` signed with HMAC-SHA256 over the exact
- * body bytes (DECISIONS §11). Delivery never throws: the caller logs and counts the result and
+ * body bytes. Delivery never throws: the caller logs and counts the result and
  * must not block the request that caused it.
  */
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';

@@ -1,7 +1,7 @@
 /**
  * Which package file a request names, from its URL path alone (no file or database access).
  *
- * Package files sit where DECISIONS §8 puts them, relative to the repository root:
+ * Package files sit in the repository's pools, relative to its root:
  * `apt/pool/<component>/<prefix>/<source>/<file>.deb` and
  * `rpm/<codename>/<arch>/Packages/<letter>/<file>.rpm`. That relative path is also the packages
  * table's `pool_path`, so it is the lookup key. Whatever precedes it (`/repo/` for the built-in

@@ -2,7 +2,7 @@ import type { Distribution } from '../distributions.js';
 import type { FileFacts, InspectedPackage } from '../package.js';
 import type { StoredCveStatus, StoredFinding } from '../security/policy.js';
 
-/** The validation steps in their order (DECISIONS §4). */
+/** The validation steps in their order. */
 export const STEP_NAMES = ['format', 'provenance', 'antivirus', 'cve', 'signature', 'dependencies'] as const;
 export type StepName = (typeof STEP_NAMES)[number];
 
@@ -17,7 +17,7 @@ export interface StepResult {
   value: string;
 }
 
-/** Final states an upload can end in (DECISIONS §4). */
+/** Final states an upload can end in. */
 export type UploadOutcome = 'published' | 'pending_review' | 'quarantined' | 'rejected';
 
 export interface FindingCounts {
@@ -55,7 +55,7 @@ export interface UploadState {
   rejection: { code: string; detail: string } | null;
 }
 
-/** Ends the upload as `rejected` (DECISIONS §4): nothing is kept, the answer carries code and detail. */
+/** Ends the upload as `rejected`: nothing is kept but the audit entry, the answer carries code and detail. */
 export function rejectUpload(state: UploadState, code: string, message: string): void {
   state.outcome = 'rejected';
   state.reasons.push(`${code}: ${message}`);

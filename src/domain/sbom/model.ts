@@ -49,7 +49,7 @@ export interface SbomVulnerability {
   policyAction: string | null;
 }
 
-/** The decision record (DECISIONS §5) covering some of the package's findings. */
+/** The decision record covering some of the package's findings. */
 export interface SbomDecision {
   action: string;
   justification: string;

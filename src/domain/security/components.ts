@@ -1,7 +1,7 @@
 /**
  * Matching the software embedded in a package (npm modules, Python distributions, jars, Go
  * modules, crates: src/domain/sbom/inner) against the OSV advisories of their own ecosystems,
- * when the configured feeds carry them (issue 10). Each component is looked up under its OSV
+ * when the configured feeds carry them. Each component is looked up under its OSV
  * ecosystem and name and compared with that ecosystem's version order; a finding names the
  * component's purl in `affected_component` and its version in `installed_version`.
  *

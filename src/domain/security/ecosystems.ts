@@ -1,7 +1,7 @@
 /**
- * Distribution codename → OSV ecosystem (DECISIONS §6), with the package format each distribution
- * publishes and whether its advisories name source or binary packages. The codenames and
- * ecosystems themselves come from the single distribution table (DECISIONS §7).
+ * Distribution codename → OSV ecosystem, with the package format each distribution publishes and
+ * whether its advisories name source or binary packages. The codenames and ecosystems themselves
+ * come from the single distribution table (src/domain/distributions.ts).
  */
 import { DISTRIBUTIONS } from '../distributions.js';
 import type { PackageFormat } from './types.js';
@@ -14,7 +14,7 @@ export interface DistroEcosystem {
   ecosystem: string;
   /**
    * What the advisories name: Debian/Ubuntu/SUSE name source packages, AlmaLinux/Rocky binary
-   * ones. Informational: the RPM matcher tries both names anyway (DECISIONS §6).
+   * ones. Informational: the RPM matcher tries both names anyway.
    */
   advisories_name: 'source' | 'binary';
 }

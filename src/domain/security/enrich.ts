@@ -1,8 +1,8 @@
 /**
- * EPSS / KEV enrichment of findings. Both data sets are cached for 24 hours (API.md Limits,
- * DECISIONS §6). When the cached data is older than that (or was never fetched) and no refresh
- * was possible, KEV flags are left out (`in_kev: null`) rather than reported stale: "not in KEV"
- * from an old catalogue could hide a newly exploited CVE. EPSS scores move slowly and are kept.
+ * EPSS / KEV enrichment of findings. Both data sets are cached for 24 hours. When the cached
+ * data is older than that (or was never fetched) and no refresh was possible, KEV flags are left
+ * out (`in_kev: null`) rather than reported stale: "not in KEV" from an old catalogue could hide a
+ * newly exploited CVE. EPSS scores move slowly and are kept.
  */
 import type { Finding } from './types.js';
 

@@ -1,5 +1,5 @@
 /**
- * Match one package against the advisories of its distribution's ecosystem (DECISIONS §6).
+ * Match one package against the advisories of its distribution's ecosystem.
  *
  * deb: advisories (Debian, Ubuntu) name SOURCE packages, so the package is looked up by its
  *   `Source:` name (default: its own name) and compared by its source version: the version given

@@ -1,6 +1,6 @@
 /**
- * CVE policy (DECISIONS §4, §5): each severity maps to an action; the strongest action among all
- * findings decides the upload outcome; a KEV-listed CVE is treated at least as `kev_action`.
+ * CVE policy: each severity maps to an action; the strongest action among all findings decides
+ * the upload outcome; a KEV-listed CVE is treated at least as `kev_action`.
  * Negligible findings are always `allow`. A finding whose KEV state is unknown (`in_kev: null`)
  * gets no KEV escalation (the flag is left out, not guessed).
  */
@@ -27,7 +27,7 @@ export interface CvePolicy {
   sla_days: Record<PolicySeverity, number>;
 }
 
-/** DECISIONS §5 defaults. */
+/** The policy until an admin changes it: critical and high held for review, medium a warning, low allowed. */
 export const DEFAULT_CVE_POLICY: CvePolicy = {
   critical: 'review',
   high: 'review',

@@ -1,5 +1,5 @@
 /**
- * Review queue ordering (DECISIONS §5): KEV-flagged first, then EPSS descending, then CVSS
+ * Review queue ordering: KEV-flagged first, then EPSS descending, then CVSS
  * descending; `sort=sla` orders by SLA deadline ascending, then EPSS descending. Unknown values
  * (null) sort after known ones; ties end on name/version so the order is stable.
  */

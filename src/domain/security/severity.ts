@@ -1,5 +1,5 @@
 /**
- * Severity of an advisory: from its CVSS vector when it has one (DECISIONS §6), else from the
+ * Severity of an advisory: from its CVSS vector when it has one, else from the
  * distro's own urgency/priority/severity word.
  *
  * Distro word → severity (case-insensitive; Debian's trailing `*`/`**` "guessed" markers and

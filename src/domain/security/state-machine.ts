@@ -1,5 +1,5 @@
 /**
- * Security review state machine (DECISIONS §5) as pure functions: the decide rules, decision
+ * Security review state machine as pure functions: the decide rules, decision
  * expiry, SLA warnings and the rescan transition. The caller applies the result (database row,
  * index re-sign, audit, notifications).
  *
@@ -242,7 +242,7 @@ export interface RescanTransition {
 }
 
 /**
- * Rescan rule (DECISIONS §5): a package in the index whose new findings require `block` →
+ * Rescan rule: a package in the index whose new findings require `block` →
  * `quarantined`; whose findings require `review` for CVEs not covered by its decision record →
  * `pending_review`. `covered_cve_ids` is the decision record's `cve_ids`, or — when the record
  * named none — the CVE ids of the findings the decision was taken on. Null = no change.

@@ -1,6 +1,6 @@
 /**
- * Shared types of the built-in CVE scanner: advisories (flattened OSV), findings (API.md
- * "CVE finding") and the vocabulary used by the policy and the review state machine.
+ * Shared types of the built-in CVE scanner: advisories (flattened OSV), findings and the
+ * vocabulary used by the policy and the review state machine.
  */
 
 /** Finding severity, worst first. CVSS "none" (0.0) is reported as `negligible`. */
@@ -22,7 +22,7 @@ export function worseSeverity(a: Severity, b: Severity): Severity {
 /** Package format a distribution publishes. */
 export type PackageFormat = 'deb' | 'rpm';
 
-/** API.md "fix state". */
+/** `fixed` (with `fixed_version`), `not-fixed` (no fix yet), `wont-fix` (the distribution will not fix it). */
 export type FixState = 'fixed' | 'not-fixed' | 'wont-fix';
 
 /** Where a finding's severity came from (kept so that operators can tell a guess from a score). */
@@ -85,7 +85,7 @@ export interface PackageRef {
   sourcerpm?: string | null;
 }
 
-/** API.md "CVE finding". */
+/** One CVE found in a package (or in a component it embeds), as stored with the package and answered. */
 export interface Finding {
   cve_id: string;
   advisory_id: string;

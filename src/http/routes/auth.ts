@@ -169,7 +169,8 @@ export async function authRoutes(app: App, ctx: AppContext): Promise<void> {
   });
 
   // MFA changes need a session from a login (not an API token: a pipeline credential must not be
-  // able to bind the account to a secret its owner never saw) and a fresh proof (DECISIONS §3).
+  // able to bind the account to a secret its owner never saw) and a fresh proof: the password to
+  // start enrolling, a current code to enable or disable.
   const SetupBody = Type.Object(
     { password: Type.Optional(Type.String({ maxLength: 1000 })), current_password: Type.Optional(Type.String({ maxLength: 1000 })) },
     { additionalProperties: false },

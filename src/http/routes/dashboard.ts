@@ -1,4 +1,4 @@
-/** The dashboard (API.md "Downloads and dashboard"): any authenticated role. */
+/** The dashboard: any authenticated role. */
 import { Type } from 'typebox';
 import { HISTORY_DEFAULT_DAYS, HISTORY_MAX_DAYS } from '../../domain/dashboard.js';
 import type { AppContext } from '../../services/context.js';

@@ -1,6 +1,6 @@
 /**
- * GET /downloads/stats (API.md "Downloads and dashboard"): downloads of package files counted by the
- * built-in server and read from reverse-proxy access logs (ACCESS_LOG_PATH).
+ * GET /downloads/stats: downloads of package files counted by the built-in server and read from
+ * reverse-proxy access logs (ACCESS_LOG_PATH).
  */
 import { Type } from 'typebox';
 import { DOWNLOAD_WINDOWS, isDownloadWindow } from '../../domain/downloads/attribution.js';

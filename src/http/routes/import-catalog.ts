@@ -1,5 +1,5 @@
 /**
- * Reading the import catalogs: search (DECISIONS §1 pagination envelope) and dependency
+ * Reading the import catalogs: search (paged like every large collection) and dependency
  * resolution. Both answer 424 `catalog_empty` until a source has been synchronised.
  */
 import { Type } from 'typebox';

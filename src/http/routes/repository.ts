@@ -1,6 +1,7 @@
 /**
- * The published tree, read-only, at /repo/ (DECISIONS §8). ETag, Last-Modified and Range come from
- * the static file server; which file a request names is decided here, from the path decoded once.
+ * The published tree, read-only, at /repo/, so that one process is a working repository. ETag,
+ * Last-Modified and Range come from the static file server; which file a request names is
+ * decided here, from the path decoded once.
  */
 import fastifyStatic from '@fastify/static';
 import type { AppContext } from '../../services/context.js';

@@ -1,7 +1,7 @@
 /**
  * Settings actions that try the configured integrations without changing anything: test webhook,
- * test LDAP, test e-mail (API.md "Settings"). The service audits each attempt (SETTINGS_TEST).
- * All three are Enterprise features (DECISIONS §10: LDAP, notifications "and their tests").
+ * test LDAP, test e-mail. The service audits each attempt (SETTINGS_TEST). All three are
+ * Enterprise features, as LDAP and notifications themselves are.
  */
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';

@@ -1,5 +1,5 @@
 /**
- * Read an OSV feed file (DECISIONS §6 `format: "osv"`) into advisory rows, one record at a time:
+ * Read an OSV feed file (a `vuln_feeds` entry with `format: "osv"`) into advisory rows, one record at a time:
  * a zip of OSV JSON files (osv.dev's `all.zip`), a JSON array of records, or a single record;
  * the JSON forms may be gzipped. Entry count, per-record size and total decompressed size are
  * capped. A record that is not valid JSON or not an OSV record is skipped and counted, so one bad
