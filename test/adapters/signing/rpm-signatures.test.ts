@@ -4,14 +4,15 @@
  * payload byte, an earlier signature replaced by re-signing, and the package otherwise unchanged.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { readFile, stat, writeFile } from 'node:fs/promises';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { copyFile, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { buildRpm } from '../../../harness/rpms.js';
 import { generateKeyInWorker } from '../../../src/adapters/signing/keygen.js';
 import { OpenPgpSigner } from '../../../src/adapters/signing/openpgp-signer.js';
-import { readSections, signRpmFile } from '../../../src/adapters/signing/rpm-file-signer.js';
+import { readSections, signRpmFile, verifyRpmSignature } from '../../../src/adapters/signing/rpm-signatures.js';
+import { DomainError } from '../../../src/domain/errors.js';
 import { SignatureTag } from '../../../src/domain/rpm/signature-header.js';
 import { makeTempDir } from '../../helpers/tmp.js';
 
@@ -88,5 +89,35 @@ describe('RPM file signing (checked with rpm -K)', () => {
     assert.notEqual(old.status, 0, 'the old key no longer verifies');
     const { sections } = await readSections(resigned);
     assert.deepEqual(sections.signature.filter((e) => [SignatureTag.RSA, SignatureTag.PGP, SignatureTag.DSA, SignatureTag.GPG].includes(e.tag as never)).map((e) => e.tag).sort((a, b) => a - b), [SignatureTag.DSA, SignatureTag.GPG]);
+  });
+
+  it('verifies a package signed by rpmsign with a trusted key; refuses an unsigned one, an untrusted key and a tampered header', async () => {
+    const home = join(tmp.dir, 'gnupg');
+    await mkdir(home, { mode: 0o700 });
+    const gpg = (args: string[]) => execFileSync('gpg', ['--homedir', home, '--batch', '--pinentry-mode', 'loopback', '--passphrase', '', ...args], { encoding: 'utf8' });
+    gpg(['--quick-gen-key', 'Build System <build@example.org>', 'rsa3072', 'sign', 'never']);
+    const buildKey = gpg(['--armor', '--export', 'build@example.org']);
+    const byBuild = join(tmp.dir, 'by-build.rpm');
+    await copyFile(unsigned, byBuild);
+    const signed = spawnSync('rpmsign', ['--addsign', '-D', '_gpg_name build@example.org', '-D', `_gpg_path ${home}`, '-D', '__gpg /usr/bin/gpg', byBuild], { encoding: 'utf8', env: { ...process.env, GNUPGHOME: home } });
+    assert.equal(signed.status, 0, `${signed.stdout}${signed.stderr}`);
+
+    await verifyRpmSignature(byBuild, buildKey);
+    const code = async (path: string, keys: string) => verifyRpmSignature(path, keys).then(() => 'ok', (e: unknown) => (e instanceof DomainError ? e.code : String(e)));
+    assert.equal(await code(unsigned, buildKey), 'rpm_signature_missing');
+    assert.equal(await code(byBuild, signers.rsa.publicKeyArmored), 'signature_invalid');
+    // Our own signature verifies with our key, the way a second Tollgate would trust the first.
+    const ours = join(tmp.dir, 'ours.rpm');
+    await signRpmFile(byBuild, ours, signers.rsa);
+    assert.equal(await code(ours, signers.rsa.publicKeyArmored), 'ok');
+    assert.equal(await code(ours, buildKey), 'signature_invalid', 're-signing replaced the build signature');
+
+    const bytes = await readFile(byBuild);
+    const { sections } = await readSections(byBuild);
+    const at = sections.headerStart + 200; // inside the main header
+    bytes.writeUInt8(bytes.readUInt8(at) ^ 0x01, at);
+    const tampered = join(tmp.dir, 'tampered.rpm');
+    await writeFile(tampered, bytes);
+    assert.equal(await code(tampered, buildKey), 'signature_invalid');
   });
 });

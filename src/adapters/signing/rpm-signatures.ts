@@ -1,16 +1,19 @@
 /**
- * Puts the repository key's signatures into an RPM file: a header-only signature and a
+ * RPM package signatures. Signing puts the repository key's signatures into an RPM file: a header-only signature and a
  * header+payload one, in a new signature header; lead, main header and payload are copied
  * byte for byte. The payload is streamed (read once for its signature, once for the copy), so a
- * package of any size signs in constant memory.
+ * package of any size signs in constant memory. Verifying checks a package's own header-only
+ * signature against a set of trusted keys, for teams that sign in their build system.
  */
 import { createReadStream, createWriteStream } from 'node:fs';
 import { open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { PackageFormatError } from '../../domain/errors.js';
-import { buildSignatureHeader, readRpmSections, withOurSignatures, type RpmSections, type SigningAlgorithm } from '../../domain/rpm/signature-header.js';
+import { DomainError } from '../../domain/errors.js';
+import { buildSignatureHeader, readRpmSections, SignatureTag, withOurSignatures, type RpmSections, type SigningAlgorithm } from '../../domain/rpm/signature-header.js';
 import type { Signer } from './signer.js';
+import { verifyDetached } from './upstream-verify.js';
 
 /** Largest lead + signature header + main header read into memory (rpm itself caps headers far lower). */
 const MAX_PREFIX = 64 * 1024 * 1024;
@@ -72,4 +75,16 @@ export async function signRpmFile(source: string, target: string, signer: Signer
     await rm(temp, { force: true });
     throw error;
   }
+}
+
+/**
+ * Checks the package's header-only OpenPGP signature (the one `rpmsign` always writes) against
+ * `armoredKeys`. DomainError `rpm_signature_missing` when there is none, `signature_invalid`
+ * when it does not verify with any of the keys.
+ */
+export async function verifyRpmSignature(path: string, armoredKeys: string): Promise<void> {
+  const { sections, prefix } = await readSections(path);
+  const signature = sections.signature.find((e) => e.tag === SignatureTag.RSA || e.tag === SignatureTag.DSA);
+  if (!signature) throw new DomainError('invalid', 'rpm_signature_missing', 'the package carries no header signature');
+  await verifyDetached(new Uint8Array(prefix.subarray(sections.headerStart, sections.headerEnd)), new Uint8Array(signature.data), armoredKeys);
 }
