@@ -1,4 +1,5 @@
 import { Type, type Static, type TSchema } from 'typebox';
+import type { PublicUser } from '../services/users.js';
 
 export const ErrorBody = Type.Object(
   {
@@ -49,7 +50,7 @@ export function pageOf<T>(items: T[], total: number, page: number, perPage: numb
   return { items, total, page, per_page: perPage, pages: Math.max(1, Math.ceil(total / perPage)) };
 }
 
-export const UserOut = Type.Object({
+export const UserOut = answering<PublicUser>()(Type.Object({
   username: Type.String(),
   email: Type.Union([Type.String(), Type.Null()]),
   role: RoleOut,
@@ -60,7 +61,7 @@ export const UserOut = Type.Object({
   source: Type.String(),
   mfa_enabled: Type.Boolean(),
   created_at: Timestamp,
-});
+}));
 
 export const StatusOut = Type.Object({ status: Type.String(), detail: Type.Optional(Type.String()) });
 

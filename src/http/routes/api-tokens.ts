@@ -6,9 +6,9 @@ import type { AppContext } from '../../services/context.js';
 import { toApiTime } from '../../domain/time.js';
 import { principalOf } from '../auth-hook.js';
 import { unprocessable } from '../errors.js';
-import { errorResponses, RoleName, RoleOut, Timestamp } from '../schemas.js';
+import { answering, errorResponses, RoleName, RoleOut, Timestamp } from '../schemas.js';
 
-const TokenOut = Type.Object({
+const TokenOut = answering<Awaited<ReturnType<AppContext['tokens']['list']>>[number]>()(Type.Object({
   token_id: Type.String(),
   name: Type.String(),
   role: RoleOut,
@@ -19,7 +19,7 @@ const TokenOut = Type.Object({
   expires_at: Timestamp,
   last_used_at: Timestamp,
   revoked: Type.Boolean(),
-});
+}));
 
 export async function apiTokenRoutes(app: App, ctx: AppContext): Promise<void> {
   app.get('/auth/api-tokens', {

@@ -1,10 +1,10 @@
-import { findAuditEntries, type AuditFilter } from '../../adapters/db/audit.table.js';
+import { findAuditEntries, type AuditFilter, type AuditIndexEntry } from '../../adapters/db/audit.table.js';
 import { Type } from 'typebox';
 import type { App } from '../types.js';
 import type { AppContext } from '../../services/context.js';
-import { errorResponses, Page, PageQuery, pageOf } from '../schemas.js';
+import { answering, errorResponses, Page, PageQuery, pageOf } from '../schemas.js';
 
-const EntryOut = Type.Object({
+const EntryOut = answering<AuditIndexEntry>()(Type.Object({
   seq: Type.Integer(),
   timestamp: Type.String(),
   action: Type.String(),
@@ -15,7 +15,7 @@ const EntryOut = Type.Object({
   detail: Type.Union([Type.String(), Type.Null()]),
   ip: Type.Union([Type.String(), Type.Null()]),
   hash: Type.String(),
-});
+}));
 
 const AuditQuery = Type.Object({
   ...PageQuery,
@@ -37,12 +37,12 @@ export async function auditRoutes(app: App, ctx: AppContext): Promise<void> {
   });
 
   app.get('/artifacts/audit/logs', { schema: listSchema('Audit entries, newest first, filtered') }, async (request) => {
-    const { page = 1, per_page = 100, ...filter } = request.query as AuditFilter & { page?: number; per_page?: number };
+    const { page = 1, per_page = 100, ...filter } = request.query;
     return query(filter, page, per_page);
   });
 
   app.get('/audit/logs', { schema: listSchema('Recent audit entries, newest first') }, async (request) => {
-    const { page = 1, per_page = 100, ...filter } = request.query as AuditFilter & { page?: number; per_page?: number };
+    const { page = 1, per_page = 100, ...filter } = request.query;
     return query(filter, page, per_page);
   });
 
@@ -55,7 +55,7 @@ export async function auditRoutes(app: App, ctx: AppContext): Promise<void> {
       response: { 200: Page(EntryOut), ...errorResponses },
     },
   }, async (request) => {
-    const { page = 1, per_page = 100 } = request.query as { page?: number; per_page?: number };
+    const { page = 1, per_page = 100 } = request.query;
     return query({ package: request.params.name }, page, per_page);
   });
 

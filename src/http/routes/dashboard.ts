@@ -2,17 +2,13 @@
 import { Type } from 'typebox';
 import { HISTORY_DEFAULT_DAYS, HISTORY_MAX_DAYS } from '../../domain/dashboard.js';
 import type { AppContext } from '../../services/context.js';
-import { errorResponses } from '../schemas.js';
+import { answering, errorResponses, Nullable, SeverityCounts } from '../schemas.js';
 import type { App } from '../types.js';
 
 const Counts = Type.Record(Type.String(), Type.Integer());
-const Severities = Type.Object({
-  critical: Type.Integer(), high: Type.Integer(), medium: Type.Integer(), low: Type.Integer(), negligible: Type.Integer(),
-});
 const Series = { uploads: Type.Integer(), publications: Type.Integer(), reviews: Type.Integer(), quarantines: Type.Integer() };
-const Nullable = (t: ReturnType<typeof Type.String>) => Type.Union([t, Type.Null()]);
 
-const StatsOut = Type.Object({
+const StatsOut = answering<Awaited<ReturnType<AppContext['dashboard']['stats']>>>()(Type.Object({
   generated_at: Type.String(),
   packages_total: Type.Integer({ description: 'Package rows: one per name, version, arch and distribution' }),
   storage_bytes: Type.Integer({ description: 'Size of the stored files, each distinct SHA-256 counted once' }),
@@ -20,22 +16,22 @@ const StatsOut = Type.Object({
   by_status: Counts,
   by_format: Type.Array(Type.Object({ format: Type.String(), packages: Type.Integer(), stored_files: Type.Integer(), storage_bytes: Type.Integer() })),
   by_distribution: Type.Array(Type.Object({ distribution: Type.String(), format: Type.String(), packages: Type.Integer(), by_status: Counts })),
-});
+}));
 
-const HistoryOut = Type.Object({
+const HistoryOut = answering<Awaited<ReturnType<AppContext['dashboard']['history']>>>()(Type.Object({
   days: Type.Integer(),
   from: Type.String({ description: 'First UTC day (YYYY-MM-DD)' }),
   to: Type.String({ description: 'Last UTC day: today' }),
   totals: Type.Object(Series),
   history: Type.Array(Type.Object({ day: Type.String(), ...Series }), { description: 'Every day of the window, oldest first; days without activity have zeros' }),
-});
+}));
 
-const SummaryOut = Type.Object({
+const SummaryOut = answering<Awaited<ReturnType<AppContext['dashboard']['summary']>>>()(Type.Object({
   generated_at: Type.String(),
   packages_total: Type.Integer(),
   pending_reviews: Type.Integer({ description: 'Packages in the review queue (pending_review and upgrade_required)' }),
   pending_by_status: Counts,
-  findings: Severities,
+  findings: SeverityCounts,
   findings_total: Type.Integer(),
   recent_activity: Type.Array(Type.Object({
     seq: Type.Integer(),
@@ -47,7 +43,7 @@ const SummaryOut = Type.Object({
     version: Nullable(Type.String()),
     detail: Nullable(Type.String()),
   })),
-});
+}));
 
 export async function dashboardRoutes(app: App, ctx: AppContext): Promise<void> {
   app.get('/dashboard/stats', {

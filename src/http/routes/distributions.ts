@@ -5,13 +5,13 @@ import { Catalog, latestRow } from '../../services/packages/catalog.js';
 import { actorOf } from '../auth-hook.js';
 import { notFound, unprocessable } from '../errors.js';
 import { PackageFormatOut, PackageListItemOut } from '../package-schemas.js';
-import { answering, errorResponses, Nullable, Page, PageQuery, pageOf } from '../schemas.js';
+import { answering, errorResponses, Nullable, Page, pageOf, PageQuery } from '../schemas.js';
 import type { App } from '../types.js';
 
 const Codename = Type.String({ minLength: 1, maxLength: 50 });
-const Result = Type.Object({
+const Result = answering<Awaited<ReturnType<AppContext['repo']['lifecycle']['promote']>>[number]>()(Type.Object({
   package: Type.String(), version: Type.String(), arch: Type.String(), from: Type.String(), to: Type.String(), status: Type.String(), result: Type.String(),
-});
+}));
 
 const DistributionOut = answering<Awaited<ReturnType<Catalog['distributions']>>[number]>()(Type.Object({
   codename: Type.String(),

@@ -6,7 +6,7 @@ import { Type } from 'typebox';
 import { DOWNLOAD_WINDOWS, isDownloadWindow } from '../../domain/downloads/attribution.js';
 import type { AppContext } from '../../services/context.js';
 import { unprocessable } from '../errors.js';
-import { errorResponses } from '../schemas.js';
+import { answering, errorResponses } from '../schemas.js';
 import type { App } from '../types.js';
 
 const DEFAULT_DAYS = 30;
@@ -14,7 +14,7 @@ const Distribution = Type.Union([Type.String(), Type.Null()], {
   description: 'Codename; null for an APT pool file listed by several distributions (counted once, credited to none)',
 });
 
-const StatsOut = Type.Object({
+const StatsOut = answering<Awaited<ReturnType<AppContext['downloads']['stats']>>>()(Type.Object({
   days: Type.Integer(),
   from: Type.String({ description: 'First UTC day of the window (YYYY-MM-DD)' }),
   to: Type.String({ description: 'Last UTC day: today' }),
@@ -25,7 +25,7 @@ const StatsOut = Type.Object({
   packages: Type.Array(Type.Object({
     name: Type.String(), version: Type.String(), distribution: Distribution, arch: Type.String(), downloads: Type.Integer(),
   }), { description: 'The `limit` most downloaded packages, most downloaded first' }),
-});
+}));
 
 export async function downloadRoutes(app: App, ctx: AppContext): Promise<void> {
   app.get('/downloads/stats', {

@@ -1,10 +1,10 @@
 import { Type } from 'typebox';
 import type { AppContext } from '../../services/context.js';
 import { actorOf } from '../auth-hook.js';
-import { errorResponses } from '../schemas.js';
+import { answering, errorResponses } from '../schemas.js';
 import type { App } from '../types.js';
 
-const KeyOut = Type.Object({
+const KeyOut = answering<Awaited<ReturnType<AppContext['repo']['keys']['describe']>>>()(Type.Object({
   fingerprint: Type.String(),
   key_id: Type.String(),
   uids: Type.Array(Type.String()),
@@ -14,7 +14,7 @@ const KeyOut = Type.Object({
   armored_public_key: Type.String(),
   key_count: Type.Integer(),
   keys: Type.Array(Type.Object({ fingerprint: Type.String(), algorithm: Type.String(), created: Type.String(), active: Type.Boolean() })),
-});
+}));
 
 export async function gpgRoutes(app: App, ctx: AppContext): Promise<void> {
   const keys = ctx.repo.keys;

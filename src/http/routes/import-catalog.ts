@@ -5,17 +5,18 @@
 import { Type } from 'typebox';
 import { DomainError } from '../../domain/errors.js';
 import type { AppContext } from '../../services/context.js';
+import type { CatalogItem } from '../../services/imports/catalog-query.js';
 import { HttpError } from '../errors.js';
-import { ErrorBody, errorResponses, Page, pageOf } from '../schemas.js';
+import { answering, ErrorBody, errorResponses, Page, pageOf } from '../schemas.js';
 import type { App } from '../types.js';
 
 const responses = { ...errorResponses, 424: ErrorBody };
 
-const Item = Type.Object({
+const Item = answering<CatalogItem>()(Type.Object({
   name: Type.String(), package: Type.String(), version: Type.String(), arch: Type.String(), format: Type.String(),
   summary: Type.String(), size: Type.Integer(), sha256: Type.String(), filename: Type.String(),
   source_id: Type.String(), source: Type.String(), distribution: Type.String(),
-});
+}));
 const Pulled = Type.Object({
   name: Type.String(), version: Type.String(), arch: Type.String(), source_id: Type.String(), source: Type.String(),
   filename: Type.String(), size: Type.Integer(), sha256: Type.String(),

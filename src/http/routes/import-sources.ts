@@ -40,17 +40,17 @@ const SyncState = Type.Object({
   status: Type.String(), count: Type.Integer(), last_sync: Type.Union([Type.String(), Type.Null()]),
   last_success: Type.Union([Type.String(), Type.Null()]), last_error: Type.Union([Type.String(), Type.Null()]),
 });
-const SourceOut = Type.Object({
+const SourceOut = answering<Awaited<ReturnType<ImportService['sources']['view']>>>()(Type.Object({
   id: Type.String(), name: Type.String(), type: Type.String(), url: Type.Union([Type.String(), Type.Null()]),
   suite: Type.Union([Type.String(), Type.Null()]), components: Type.Array(Type.String()), architectures: Type.Array(Type.String()),
   baseurl: Type.Union([Type.String(), Type.Null()]), distribution: Type.String(), allow_unsigned: Type.Boolean(),
   key_fingerprints: Type.Array(Type.String()), created_by: Type.Union([Type.String(), Type.Null()]),
   created_at: Type.String(), updated_at: Type.String(), sync: SyncState,
-});
-const SyncResultOut = Type.Object({
+}));
+const SyncResultOut = answering<Awaited<ReturnType<ImportService['syncs']['sync']>>>()(Type.Object({
   source_id: Type.String(), source: Type.String(), status: Type.String(), count: Type.Integer(),
   detail: Type.Union([Type.String(), Type.Null()]), code: Type.Union([Type.String(), Type.Null()]),
-});
+}));
 const SourceSyncStatusOut = answering<Awaited<ReturnType<ImportService['syncStatus']>>[number]>()(Type.Object({
   source_id: Type.String(), name: Type.String(), type: Type.String(), distribution: Type.String(), ...SyncState.properties,
 }));

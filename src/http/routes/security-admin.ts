@@ -48,14 +48,14 @@ const FeedReportOut = Type.Object({
   error: Type.Union([Type.String(), Type.Null()]),
   error_code: Type.Union([Type.String(), Type.Null()]),
 });
-const SyncOut = Type.Object({
+const SyncOut = answering<NonNullable<Awaited<ReturnType<AppContext['security']['syncFromSettings']>>>>()(Type.Object({
   advisories: Type.Integer(),
   epss: Type.Integer(),
   kev: Type.Integer(),
   feeds: Type.Array(FeedReportOut),
   started_at: Type.String(),
   finished_at: Type.String(),
-});
+}));
 
 const AvEngineStatusOut = answering<AvEngineStatus>()(Type.Object({
   engine: Type.Literal('clamav'),

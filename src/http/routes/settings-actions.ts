@@ -10,7 +10,7 @@ import type { CheckActor } from '../../services/integration-checks.js';
 import type { App } from '../types.js';
 import { principalOf } from '../auth-hook.js';
 import { requireEnterprise } from '../edition.js';
-import { ErrorBody, errorResponses } from '../schemas.js';
+import { answering, ErrorBody, errorResponses } from '../schemas.js';
 
 const WebhookTestOut = Type.Object({
   ok: Type.Boolean(),
@@ -20,7 +20,7 @@ const WebhookTestOut = Type.Object({
   error: Type.Optional(Type.String()),
 });
 
-const CheckOut = Type.Object({ ok: Type.Boolean(), detail: Type.String() });
+const CheckOut = answering<Awaited<ReturnType<AppContext['checks']['ldap']>>>()(Type.Object({ ok: Type.Boolean(), detail: Type.String() }));
 
 const responses = { ...errorResponses, 402: ErrorBody };
 
