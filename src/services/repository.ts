@@ -3,7 +3,9 @@ import type { Logger } from 'pino';
 import type { AuditLog } from '../adapters/audit/audit-log.js';
 import { createClamdScanner, type AntivirusScanner } from '../adapters/clamav/index.js';
 import type { SecretBox } from '../adapters/crypto/secret-box.js';
+import { distributionCodenames, insertDistributionIfMissing } from '../adapters/db/distributions.table.js';
 import type { Db, DbDialect } from '../adapters/db/index.js';
+import { countPackages } from '../adapters/db/packages.table.js';
 import type { Metrics } from '../adapters/metrics/metrics.js';
 import { KeyringStore } from '../adapters/signing/keyring-store.js';
 import type { Config } from '../config.js';
@@ -91,8 +93,7 @@ export async function createRepository(deps: RepositoryDeps): Promise<Repository
     }, true);
   }
   await registerDistributions(db);
-  deps.metrics.sources.packagesTotal = async () =>
-    Number((await db.selectFrom('packages').select((eb) => eb.fn.countAll().as('n')).executeTakeFirst())?.n ?? 0);
+  deps.metrics.sources.packagesTotal = () => countPackages(db);
   const lifecycle = new PackageLifecycle(db, files, publisher, deps.audit);
   const keys = new SigningKeys(db, keyring, publisher, deps.audit);
   return { files, keyring, publisher, uploads, lifecycle, keys, antivirus, cve };
@@ -100,14 +101,10 @@ export async function createRepository(deps: RepositoryDeps): Promise<Repository
 
 /** Every distribution of the table has its row (created at first start, kept afterwards). */
 async function registerDistributions(db: Db): Promise<void> {
-  const known = new Set((await db.selectFrom('distributions').select('codename').execute()).map((r) => r.codename));
+  const known = new Set(await distributionCodenames(db));
   for (const d of DISTRIBUTIONS) {
     if (known.has(d.codename)) continue;
-    await db
-      .insertInto('distributions')
-      .values({ codename: d.codename, format: d.format, description: d.description, generation: 0, published_generation: -1, published_at: null, initialized_at: isoUtc() })
-      .onConflict((oc) => oc.column('codename').doNothing())
-      .execute();
+    await insertDistributionIfMissing(db, { codename: d.codename, format: d.format, description: d.description, generation: 0, published_generation: -1, published_at: null, initialized_at: isoUtc() });
   }
 }
 

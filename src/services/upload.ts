@@ -1,4 +1,5 @@
 import type { AuditLog } from '../adapters/audit/audit-log.js';
+import { packageById, updatePackagePipeline, type PackageRow } from '../adapters/db/packages.table.js';
 import type { Metrics } from '../adapters/metrics/metrics.js';
 import type { HashedTempFile } from '../adapters/storage/hash-stream.js';
 import { findDistribution } from '../domain/distributions.js';
@@ -6,7 +7,6 @@ import { DomainError } from '../domain/errors.js';
 import { pipelineSummary, runPipeline } from '../domain/pipeline/runner.js';
 import { noFindings, type PipelineObserver, type StepResult, type UploadState } from '../domain/pipeline/types.js';
 import { admitPackage } from './packages/admission.js';
-import { packageById, type PackageRow } from './packages/package-store.js';
 import { antivirusStep } from './pipeline/antivirus.js';
 import { cveStep } from './pipeline/cve.js';
 import { dependenciesStep } from './pipeline/dependencies.js';
@@ -25,7 +25,7 @@ export interface UploadInput {
   audit?: { action: 'IMPORT'; detail: string };
 }
 
-/** The upload answer body (DECISIONS §4, the union of both forms). */
+/** The upload answer body: the union of the fields of both API forms. */
 export interface UploadResult {
   status: string;
   name: string | null;
@@ -40,7 +40,7 @@ export interface UploadResult {
   steps: Array<{ name: string; status: string; message: string }>;
   findings: Record<string, number>;
   reasons: string[];
-  /** Rejected uploads only: the DECISIONS §1 error fields beside the result fields. */
+  /** Rejected uploads only: the error body fields (`detail`, `code`) beside the result fields. */
   detail?: string;
   code?: string;
 }
@@ -128,7 +128,7 @@ export class UploadService {
       }
       const storedId = state.storedPackageId;
       if (storedId) {
-        await this.deps.db.updateTable('packages').set({ pipeline: JSON.stringify(run.steps), reasons: JSON.stringify(state.reasons) }).where('id', '=', storedId).execute();
+        await updatePackagePipeline(this.deps.db, storedId, JSON.stringify(run.steps), JSON.stringify(state.reasons));
       }
       const body = this.answer(state, run.steps);
       await this.record(input, body);

@@ -4,13 +4,13 @@
  * provides and its findings in one transaction, whatever status it is admitted with.
  */
 import { randomUUID } from 'node:crypto';
+import { findPackage, findPoolConflict, insertPackage, type PackageRow } from '../../adapters/db/packages.table.js';
 import { isIndexed } from '../../domain/distributions.js';
 import { DomainError } from '../../domain/errors.js';
 import type { UploadState } from '../../domain/pipeline/types.js';
 import { isoUtc } from '../../domain/time.js';
 import { handlerFor } from '../formats/index.js';
 import type { PipelineDeps } from '../pipeline/deps.js';
-import { findPackage, findPoolConflict, insertPackage, type PackageRow } from './package-store.js';
 
 export type AdmittedStatus = 'published' | 'pending_review' | 'quarantined';
 

@@ -1,10 +1,10 @@
-import { sql } from 'kysely';
+import { listDistributions } from '../../adapters/db/distributions.table.js';
 import type { Db } from '../../adapters/db/index.js';
+import { countIndexedPackagesByDistribution, findPackageNamesPage, findPackagesPage, packageRowsNamed, type PackageRow } from '../../adapters/db/packages.table.js';
 import { compareDebianVersions } from '../../domain/deb/version.js';
-import { DISTRIBUTIONS, INDEXED_STATUSES } from '../../domain/distributions.js';
+import { DISTRIBUTIONS } from '../../domain/distributions.js';
 import { compareEvr, parseEvr } from '../../domain/rpm/vercmp.js';
 import { toApiTime } from '../../domain/time.js';
-import { normaliseRow, type PackageRow } from './package-store.js';
 
 /** One stored package version as the API shows it. */
 export function versionView(row: PackageRow) {
@@ -59,30 +59,21 @@ export interface PageRequest {
   perPage: number;
 }
 
-/** Read-only queries behind /packages, /artifacts and /distributions. */
+/** Read-only views behind /packages, /artifacts and /distributions. */
 export class Catalog {
   constructor(private readonly db: Db) {}
 
   /** Packages as their index lists them (raw pool format), newest first, with filters. */
   async packages(filter: { q?: string; distribution?: string }, page: PageRequest) {
-    let q = this.db.selectFrom('packages');
-    if (filter.distribution) q = q.where('distribution', '=', filter.distribution);
-    if (filter.q) q = q.where(sql`lower(name)`, 'like', sql`${`%${filter.q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`} escape '\\'`);
-    const total = Number((await q.select((eb) => eb.fn.countAll().as('n')).executeTakeFirst())?.n ?? 0);
-    const rows = (await q.selectAll().orderBy('name').orderBy('created_at').orderBy('seq').limit(page.perPage).offset((page.page - 1) * page.perPage).execute()).map(normaliseRow);
+    const { total, rows } = await findPackagesPage(this.db, filter, page);
     return { total, items: rows.map((r) => ({ ...versionView(r), index_entry: r.format === 'deb' ? r.index_entry : undefined })) };
   }
 
   /** Artifacts: one entry per package name with its version history and security status. */
   async artifacts(page: PageRequest, distribution?: string) {
-    let names = this.db.selectFrom('packages').select('name').distinct();
-    if (distribution) names = names.where('distribution', '=', distribution);
-    const total = Number((await this.db.selectFrom(names.as('n')).select((eb) => eb.fn.countAll().as('c')).executeTakeFirst())?.c ?? 0);
-    const pageNames = (await names.orderBy('name').limit(page.perPage).offset((page.page - 1) * page.perPage).execute()).map((r) => r.name);
+    const { total, names: pageNames } = await findPackageNamesPage(this.db, page, distribution);
     if (pageNames.length === 0) return { total, items: [] };
-    let rowsQ = this.db.selectFrom('packages').selectAll().where('name', 'in', pageNames);
-    if (distribution) rowsQ = rowsQ.where('distribution', '=', distribution);
-    const rows = (await rowsQ.orderBy('created_at').orderBy('seq').execute()).map(normaliseRow);
+    const rows = await packageRowsNamed(this.db, pageNames, distribution);
     const items = pageNames.map((name) => {
       const own = rows.filter((r) => r.name === name);
       const versions = own.map(versionView);
@@ -101,13 +92,8 @@ export class Catalog {
   }
 
   async distributions() {
-    const counts = await this.db
-      .selectFrom('packages')
-      .select(['distribution', (eb) => eb.fn.countAll().as('n')])
-      .where('status', 'in', INDEXED_STATUSES)
-      .groupBy('distribution')
-      .execute();
-    const rows = await this.db.selectFrom('distributions').selectAll().execute();
+    const counts = await countIndexedPackagesByDistribution(this.db);
+    const rows = await listDistributions(this.db);
     return DISTRIBUTIONS.map((d) => {
       const row = rows.find((r) => r.codename === d.codename);
       return {
@@ -117,7 +103,7 @@ export class Catalog {
         architecture: d.architecture,
         architectures: [...d.acceptedArchitectures],
         component: d.component,
-        package_count: Number(counts.find((c) => c.distribution === d.codename)?.n ?? 0),
+        package_count: counts.find((c) => c.distribution === d.codename)?.n ?? 0,
         osv_ecosystem: d.osvEcosystem,
         scanner_distro: d.scannerDistro,
         published_at: toApiTime(row?.published_at),

@@ -1,8 +1,8 @@
+import type { PackageRow } from '../../adapters/db/packages.table.js';
 import { isIndexed, type Distribution } from '../../domain/distributions.js';
 import { DomainError } from '../../domain/errors.js';
 import { shellQuote as q } from '../../domain/shell.js';
 import { latestRow } from './catalog.js';
-import type { PackageRow } from './package-store.js';
 
 /**
  * The row install instructions are for: only a version the distribution's index serves can be
@@ -22,7 +22,7 @@ export function installableRow(rows: readonly PackageRow[], requestedVersion?: s
 }
 
 /**
- * The exact client set-up and install commands for a package (DECISIONS §8). Users paste them
+ * The exact client set-up and install commands for a package. Users paste them
  * into a root shell, so every value placed in a command goes through shellQuote, and file
  * contents are passed as one quoted printf argument rather than a here-document (which a line
  * equal to its delimiter would end early).

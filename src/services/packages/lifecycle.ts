@@ -1,7 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import type { AuditLog } from '../../adapters/audit/audit-log.js';
+import { bumpGeneration, reinitialiseDistribution } from '../../adapters/db/distributions.table.js';
 import type { Db } from '../../adapters/db/index.js';
-import { DISTRIBUTIONS, findDistribution, INDEXED_STATUSES, isIndexed, type Distribution } from '../../domain/distributions.js';
+import {
+  copyFindings,
+  copyProvides,
+  countReferences,
+  deletePackageRow,
+  findPackage,
+  indexedPackages,
+  insertPackage,
+  packageRows,
+  packagesInDistribution,
+  type PackageRow,
+} from '../../adapters/db/packages.table.js';
+import { DISTRIBUTIONS, findDistribution, isIndexed, type Distribution } from '../../domain/distributions.js';
 import { DomainError } from '../../domain/errors.js';
 import type { InspectedPackage } from '../../domain/package.js';
 import { handlerFor } from '../formats/index.js';
@@ -9,7 +22,6 @@ import type { Actor } from '../actor.js';
 import type { Publisher } from '../publishing/publisher.js';
 import { isoUtc } from '../../domain/time.js';
 import type { PackageFiles } from '../../adapters/storage/interfaces.js';
-import { bumpGeneration, countReferences, deletePackageRow, findPackage, normaliseRow, packageRows, type PackageRow } from './package-store.js';
 
 export interface PromoteResult {
   package: string;
@@ -41,8 +53,8 @@ export function inspectedFromRow(row: PackageRow): InspectedPackage {
     summary: '',
     repositoryFilename: row.filename,
     files: JSON.parse(row.files) as InspectedPackage['files'],
-    metadata: JSON.parse(row.metadata) as Record<string, unknown>,
-    relations: JSON.parse(row.relations) as Record<string, unknown>,
+    metadata: JSON.parse(row.metadata),
+    relations: JSON.parse(row.relations),
   };
 }
 
@@ -65,7 +77,6 @@ export class PackageLifecycle {
   rows(name: string, filter: { version?: string; distribution?: string; arch?: string } = {}): Promise<PackageRow[]> {
     return packageRows(this.db, name, filter);
   }
-
 
   /** Removes the rows, unpublishes their files, re-signs the affected indexes; audits each row. */
   async delete(rows: PackageRow[], actor: Actor): Promise<void> {
@@ -112,9 +123,7 @@ export class PackageLifecycle {
       throw new DomainError('invalid', 'format_mismatch', `${from} (${source.format}) and ${to} (${target.format}) hold different package formats`);
     }
     if (from === to) throw new DomainError('invalid', 'same_distribution', 'Source and target distribution are the same');
-    let q = this.db.selectFrom('packages').selectAll().where('distribution', '=', from);
-    if (names) q = q.where('name', 'in', names.length ? names : ['']);
-    const rows = (await q.orderBy('created_at').orderBy('seq').execute()).map(normaliseRow);
+    const rows = await packagesInDistribution(this.db, from, names);
     const items = await this.copyAll(rows, target);
     await this.audit.record({
       action: 'MIGRATE', user: actor.username, result: 'SUCCESS',
@@ -131,11 +140,7 @@ export class PackageLifecycle {
     const chosen = codenames ?? DISTRIBUTIONS.map((d) => d.codename);
     for (const codename of chosen) distributionOrThrow(codename);
     for (const codename of chosen) {
-      await this.db
-        .updateTable('distributions')
-        .set((eb) => ({ ...(description ? { description } : {}), generation: eb('generation', '+', 1) }))
-        .where('codename', '=', codename)
-        .execute();
+      await reinitialiseDistribution(this.db, codename, description);
       await this.publisher.request(codename);
     }
     await this.audit.record({ action: 'INIT_DISTS', user: actor.username, result: 'SUCCESS', detail: `initialized: ${chosen.join(', ')}`, ip: actor.ip });
@@ -190,29 +195,10 @@ export class PackageLifecycle {
       updated_at: now,
     };
     await this.db.transaction().execute(async (trx) => {
-      if (isIndexed(copy.status)) copy.seq = await bumpGeneration(trx, target.codename);
-      await trx.insertInto('packages').values(copy).execute();
-      await trx
-        .insertInto('package_provides')
-        .columns(['package_id', 'distribution', 'kind', 'name', 'version', 'flags'])
-        .expression((eb) =>
-          eb
-            .selectFrom('package_provides')
-            .select([eb.val(copy.id).as('package_id'), eb.val(target.codename).as('distribution'), 'kind', 'name', 'version', 'flags'])
-            .where('package_id', '=', row.id),
-        )
-        .execute();
+      await insertPackage(trx, copy, []);
+      await copyProvides(trx, row.id, copy.id, target.codename);
       // The copy keeps the findings it was admitted with (it is not re-scanned).
-      await trx
-        .insertInto('package_findings')
-        .columns(['package_id', 'cve_id', 'severity', 'severity_rank', 'cvss_score', 'epss', 'in_kev', 'fix_state', 'data'])
-        .expression((eb) =>
-          eb
-            .selectFrom('package_findings')
-            .select([eb.val(copy.id).as('package_id'), 'cve_id', 'severity', 'severity_rank', 'cvss_score', 'epss', 'in_kev', 'fix_state', 'data'])
-            .where('package_id', '=', row.id),
-        )
-        .execute();
+      await copyFindings(trx, row.id, copy.id);
     });
     return { ...base, result: 'copied' };
   }
@@ -222,7 +208,7 @@ export class PackageLifecycle {
    * reports packages whose file is missing and files that no package references, then re-signs.
    */
   async syncIndex(actor: Actor): Promise<SyncReport> {
-    const rows = (await this.db.selectFrom('packages').selectAll().where('status', 'in', INDEXED_STATUSES).execute()).map(normaliseRow);
+    const rows = await indexedPackages(this.db);
     const report: SyncReport = { distributions: [], packages_indexed: rows.length, missing_files: [], unreferenced_files: [], relinked: 0 };
     const referenced = new Set<string>();
     for (const row of rows) {

@@ -1,9 +1,17 @@
-import { sql } from 'kysely';
 import type { Logger } from 'pino';
+import {
+  distributionGenerations,
+  indexEntriesAfter,
+  indexEntriesPage,
+  indexFingerprint,
+  listDistributions,
+  lockDistributionPublishing,
+  markDistributionPublished,
+} from '../../adapters/db/distributions.table.js';
 import type { Db, DbDialect } from '../../adapters/db/index.js';
 import type { Metrics } from '../../adapters/metrics/metrics.js';
 import type { Signer } from '../../adapters/signing/signer.js';
-import { findDistribution, INDEXED_STATUSES, type PackageFormat } from '../../domain/distributions.js';
+import { findDistribution, type PackageFormat } from '../../domain/distributions.js';
 import { DomainError } from '../../domain/errors.js';
 import { isoUtc } from '../../domain/time.js';
 import type { IndexWriter } from '../../adapters/storage/interfaces.js';
@@ -18,7 +26,7 @@ interface Fingerprint {
 const sameFingerprint = (a: Fingerprint, b: Fingerprint) => a.count === b.count && a.sum === b.sum && a.max === b.max && a.mod === b.mod;
 const emptyFingerprint = (): Fingerprint => ({ count: 0, sum: 0, max: 0, mod: 0 });
 
-/** Adds one indexed row to a fingerprint, as the SQL aggregate in `Publisher.fingerprint` counts it. */
+/** Adds one indexed row to a fingerprint, as the SQL aggregate of `indexFingerprint` counts it. */
 function addSeq(f: Fingerprint, seq: number): Fingerprint {
   f.count += 1;
   f.sum += seq;
@@ -37,16 +45,7 @@ const BATCH = 2000;
 async function* indexedEntries(db: Db, codename: string, written: Fingerprint): AsyncGenerator<string[]> {
   let after: { seq: number; id: string } | null = null;
   for (;;) {
-    let q = db
-      .selectFrom('packages')
-      .select(['seq', 'id', 'index_entry'])
-      .where('distribution', '=', codename)
-      .where('status', 'in', INDEXED_STATUSES);
-    if (after) {
-      const { seq, id } = after;
-      q = q.where((eb) => eb.or([eb('seq', '>', seq), eb.and([eb('seq', '=', seq), eb('id', '>', id)])]));
-    }
-    const rows = await q.orderBy('seq').orderBy('id').limit(BATCH).execute();
+    const rows = await indexEntriesPage(db, codename, after, BATCH);
     if (rows.length === 0) return;
     for (const r of rows) addSeq(written, Number(r.seq));
     yield rows.map((r) => r.index_entry);
@@ -127,21 +126,6 @@ export class Publisher {
    */
   private readonly published = new Map<string, { generation: number; fingerprint: Fingerprint }>();
 
-  private async fingerprint(db: Db, codename: string): Promise<Fingerprint> {
-    const row = await db
-      .selectFrom('packages')
-      .select([
-        (eb) => eb.fn.countAll().as('count'),
-        (eb) => eb.fn.sum<number>('seq').as('sum'),
-        (eb) => eb.fn.max<number>('seq').as('max'),
-        sql<number>`sum(seq % 65521)`.as('mod'),
-      ])
-      .where('distribution', '=', codename)
-      .where('status', 'in', INDEXED_STATUSES)
-      .executeTakeFirstOrThrow();
-    return { count: Number(row.count), sum: Number(row.sum ?? 0), max: Number(row.max ?? 0), mod: Number(row.mod ?? 0) };
-  }
-
   private async run(codename: string): Promise<void> {
     const dist = findDistribution(codename);
     if (!dist) throw new DomainError('not_found', 'unknown_distribution', `Unknown distribution ${codename}`);
@@ -150,7 +134,7 @@ export class Publisher {
     const writer = this.writers[dist.format];
     let mode: 'append' | 'full' = 'full';
     const work = async (db: Db) => {
-      const row = await db.selectFrom('distributions').select(['generation', 'published_generation']).where('codename', '=', codename).executeTakeFirstOrThrow();
+      const row = await distributionGenerations(db, codename);
       const generation = Number(row.generation);
       const last = this.published.get(codename);
       // What the index holds once this run is done. Under READ COMMITTED each query sees the
@@ -159,17 +143,10 @@ export class Publisher {
       let written: Fingerprint | null = null;
       // Only what this process published itself can be extended, and only if nobody else published since.
       if (last && writer.append && last.generation === Number(row.published_generation)) {
-        const fresh = await db
-          .selectFrom('packages')
-          .select(['seq', 'index_entry'])
-          .where('distribution', '=', codename)
-          .where('status', 'in', INDEXED_STATUSES)
-          .where('seq', '>', last.fingerprint.max)
-          .orderBy('seq')
-          .execute();
+        const fresh = await indexEntriesAfter(db, codename, last.fingerprint.max);
         const expected = fresh.reduce((f, r) => addSeq(f, Number(r.seq)), { ...last.fingerprint });
         // Read after `fresh`: equal only if nothing but these additions happened since the last run.
-        const current = await this.fingerprint(db, codename);
+        const current = await indexFingerprint(db, codename);
         if (fresh.length > 0 && sameFingerprint(expected, current) && (await writer.append(dist, fresh.map((r) => r.index_entry), signer))) {
           written = expected;
           mode = 'append';
@@ -185,18 +162,14 @@ export class Publisher {
           await writer.write(dist, entries, signer);
         }
       }
-      await db
-        .updateTable('distributions')
-        .set({ published_generation: generation, published_at: isoUtc() })
-        .where('codename', '=', codename)
-        .execute();
+      await markDistributionPublished(db, codename, generation, isoUtc());
       this.published.set(codename, { generation, fingerprint: written });
     };
     try {
       if (this.dialect === 'postgres') {
         // Replicas share the database: one publishes a distribution at a time.
         await this.db.transaction().execute(async (trx) => {
-          await sql`select pg_advisory_xact_lock(hashtext(${`tollgate:publish:${codename}`}))`.execute(trx);
+          await lockDistributionPublishing(trx, codename);
           await work(trx);
         });
       } else {
@@ -214,10 +187,7 @@ export class Publisher {
 
   /** Distributions whose last change was not published (a crash, a failed run). */
   async stale(): Promise<string[]> {
-    const rows = await this.db
-      .selectFrom('distributions')
-      .select(['codename', 'generation', 'published_generation'])
-      .execute();
+    const rows = await listDistributions(this.db);
     return rows.filter((r) => Number(r.published_generation) < Number(r.generation)).map((r) => r.codename);
   }
 }

@@ -1,10 +1,10 @@
 import type { AuditLog } from '../../adapters/audit/audit-log.js';
+import { bumpGeneration } from '../../adapters/db/distributions.table.js';
 import type { Db } from '../../adapters/db/index.js';
 import type { KeyringStore } from '../../adapters/signing/keyring-store.js';
 import { DISTRIBUTIONS } from '../../domain/distributions.js';
 import { isoUtc } from '../../domain/time.js';
 import type { Actor } from '../actor.js';
-import { bumpGeneration } from '../packages/package-store.js';
 import type { Publisher } from './publisher.js';
 
 export interface SigningKeyView {

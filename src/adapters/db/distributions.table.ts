@@ -1,0 +1,113 @@
+import { sql, type Insertable, type Selectable } from 'kysely';
+import { INDEXED_STATUSES } from '../../domain/distributions.js';
+import type { Db } from './index.js';
+import type { DistributionsTable } from './schema.js';
+
+export type DistributionRow = Selectable<DistributionsTable>;
+
+/**
+ * Marks a distribution's index out of date and returns its new generation. Inside a transaction
+ * this also locks the distribution row until commit, so generations are handed out in commit
+ * order: a package listed with generation N is committed before any with N+1 becomes visible.
+ */
+export async function bumpGeneration(db: Db, codename: string): Promise<number> {
+  const row = await db
+    .updateTable('distributions')
+    .set((eb) => ({ generation: eb('generation', '+', 1) }))
+    .where('codename', '=', codename)
+    .returning('generation')
+    .executeTakeFirstOrThrow();
+  return Number(row.generation);
+}
+
+/** Marks the index out of date like `bumpGeneration`, replacing the description when one is given. */
+export async function reinitialiseDistribution(db: Db, codename: string, description: string | null): Promise<void> {
+  await db
+    .updateTable('distributions')
+    .set((eb) => ({ ...(description ? { description } : {}), generation: eb('generation', '+', 1) }))
+    .where('codename', '=', codename)
+    .execute();
+}
+
+export async function listDistributions(db: Db): Promise<DistributionRow[]> {
+  return db.selectFrom('distributions').selectAll().execute();
+}
+
+export async function distributionCodenames(db: Db): Promise<string[]> {
+  return (await db.selectFrom('distributions').select('codename').execute()).map((r) => r.codename);
+}
+
+/** Adds the distribution's row unless one exists (another replica may be adding it at the same time). */
+export async function insertDistributionIfMissing(db: Db, row: Insertable<DistributionsTable>): Promise<void> {
+  await db
+    .insertInto('distributions')
+    .values(row)
+    .onConflict((oc) => oc.column('codename').doNothing())
+    .execute();
+}
+
+/** The generation the distribution's content has reached and the one its published index shows. */
+export async function distributionGenerations(db: Db, codename: string): Promise<Pick<DistributionRow, 'generation' | 'published_generation'>> {
+  return db.selectFrom('distributions').select(['generation', 'published_generation']).where('codename', '=', codename).executeTakeFirstOrThrow();
+}
+
+export async function markDistributionPublished(db: Db, codename: string, generation: number, publishedAt: string): Promise<void> {
+  await db
+    .updateTable('distributions')
+    .set({ published_generation: generation, published_at: publishedAt })
+    .where('codename', '=', codename)
+    .execute();
+}
+
+/**
+ * PostgreSQL only, inside a transaction: waits for, then holds until the transaction ends, the
+ * lock that lets one replica at a time publish the distribution (replicas share the database).
+ */
+export async function lockDistributionPublishing(db: Db, codename: string): Promise<void> {
+  await sql`select pg_advisory_xact_lock(hashtext(${`tollgate:publish:${codename}`}))`.execute(db);
+}
+
+/** One page of a distribution's index entries in index order (seq, then id), after the given key. */
+export async function indexEntriesPage(db: Db, codename: string, after: { seq: number; id: string } | null, limit: number): Promise<Array<{ seq: number; id: string; index_entry: string }>> {
+  let q = db
+    .selectFrom('packages')
+    .select(['seq', 'id', 'index_entry'])
+    .where('distribution', '=', codename)
+    .where('status', 'in', INDEXED_STATUSES);
+  if (after) {
+    const { seq, id } = after;
+    q = q.where((eb) => eb.or([eb('seq', '>', seq), eb.and([eb('seq', '=', seq), eb('id', '>', id)])]));
+  }
+  return q.orderBy('seq').orderBy('id').limit(limit).execute();
+}
+
+/** The index entries of a distribution listed after `seq`, in index order. */
+export async function indexEntriesAfter(db: Db, codename: string, seq: number): Promise<Array<{ seq: number; index_entry: string }>> {
+  return db
+    .selectFrom('packages')
+    .select(['seq', 'index_entry'])
+    .where('distribution', '=', codename)
+    .where('status', 'in', INDEXED_STATUSES)
+    .where('seq', '>', seq)
+    .orderBy('seq')
+    .execute();
+}
+
+/**
+ * Count, sum, maximum and sum modulo 65521 of the `seq` of a distribution's indexed packages:
+ * together they tell, cheaply, whether the index content changed otherwise than by additions.
+ */
+export async function indexFingerprint(db: Db, codename: string): Promise<{ count: number; sum: number; max: number; mod: number }> {
+  const row = await db
+    .selectFrom('packages')
+    .select([
+      (eb) => eb.fn.countAll().as('count'),
+      (eb) => eb.fn.sum<number>('seq').as('sum'),
+      (eb) => eb.fn.max<number>('seq').as('max'),
+      sql<number>`sum(seq % 65521)`.as('mod'),
+    ])
+    .where('distribution', '=', codename)
+    .where('status', 'in', INDEXED_STATUSES)
+    .executeTakeFirstOrThrow();
+  return { count: Number(row.count), sum: Number(row.sum ?? 0), max: Number(row.max ?? 0), mod: Number(row.mod ?? 0) };
+}

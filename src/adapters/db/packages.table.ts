@@ -1,0 +1,194 @@
+import { sql, type Insertable, type Selectable } from 'kysely';
+import { INDEXED_STATUSES, isIndexed } from '../../domain/distributions.js';
+import type { StoredFinding } from '../../domain/security/index.js';
+import { bumpGeneration } from './distributions.table.js';
+import { writeFindingRows } from './findings.table.js';
+import type { Db } from './index.js';
+import type { PackageProvidesTable, PackagesTable } from './schema.js';
+
+export type PackageRow = Selectable<PackagesTable>;
+/** A name a package answers to in dependency checks, as stored for it in its distribution. */
+export type ProvidesValues = Omit<Insertable<PackageProvidesTable>, 'package_id' | 'distribution'>;
+
+/** PostgreSQL returns bigint columns as strings; the rest of the code sees numbers. */
+export function normaliseRow(row: PackageRow): PackageRow {
+  return { ...row, size: Number(row.size), seq: Number(row.seq) };
+}
+
+/** `like` pattern with the wildcard characters of the user's text escaped. */
+const containing = (text: string) => `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+export async function findPackage(db: Db, dist: string, name: string, version: string, arch: string): Promise<PackageRow | undefined> {
+  const row = await db
+    .selectFrom('packages')
+    .selectAll()
+    .where('distribution', '=', dist)
+    .where('name', '=', name)
+    .where('version', '=', version)
+    .where('arch', '=', arch)
+    .executeTakeFirst();
+  return row && normaliseRow(row);
+}
+
+/** The rows of a package name, narrowed by version, distribution or arch, in upload order. */
+export async function packageRows(
+  db: Db,
+  name: string,
+  filter: { version?: string | null; distribution?: string | null; arch?: string | null } = {},
+): Promise<PackageRow[]> {
+  let q = db.selectFrom('packages').selectAll().where('name', '=', name);
+  if (filter.version) q = q.where('version', '=', filter.version);
+  if (filter.distribution) q = q.where('distribution', '=', filter.distribution);
+  if (filter.arch) q = q.where('arch', '=', filter.arch);
+  return (await q.orderBy('created_at').orderBy('seq').execute()).map(normaliseRow);
+}
+
+export async function packageById(db: Db, id: string): Promise<PackageRow | undefined> {
+  const row = await db.selectFrom('packages').selectAll().where('id', '=', id).executeTakeFirst();
+  return row && normaliseRow(row);
+}
+
+/** The rows of a distribution (only the named packages when names are given), in upload order. */
+export async function packagesInDistribution(db: Db, codename: string, names: readonly string[] | null): Promise<PackageRow[]> {
+  let q = db.selectFrom('packages').selectAll().where('distribution', '=', codename);
+  // `in ()` is not valid SQL: an empty list matches no name instead.
+  if (names) q = q.where('name', 'in', names.length ? names : ['']);
+  return (await q.orderBy('created_at').orderBy('seq').execute()).map(normaliseRow);
+}
+
+/** Every package some index lists, whatever its distribution. */
+export async function indexedPackages(db: Db): Promise<PackageRow[]> {
+  return (await db.selectFrom('packages').selectAll().where('status', 'in', INDEXED_STATUSES).execute()).map(normaliseRow);
+}
+
+export async function countPackages(db: Db): Promise<number> {
+  return Number((await db.selectFrom('packages').select((eb) => eb.fn.countAll().as('n')).executeTakeFirst())?.n ?? 0);
+}
+
+/**
+ * Inserts a package row with what it provides and its findings (give it a transaction: the
+ * listings then never see a package without its finding rows). A package entering the index
+ * takes the new generation as its `seq`, so the index lists it after every package published
+ * before it and the publisher can append it instead of rewriting the index.
+ */
+export async function insertPackage(db: Db, row: PackageRow, provides: readonly ProvidesValues[], findings: readonly StoredFinding[] = []): Promise<void> {
+  if (isIndexed(row.status)) row.seq = await bumpGeneration(db, row.distribution);
+  await db.insertInto('packages').values(row).execute();
+  if (provides.length) {
+    await db
+      .insertInto('package_provides')
+      .values(provides.map((p) => ({ package_id: row.id, distribution: row.distribution, kind: p.kind, name: p.name, version: p.version, flags: p.flags })))
+      .execute();
+  }
+  if (findings.length) await writeFindingRows(db, row.id, findings);
+}
+
+/** Gives the copy of a package (in another distribution) what the original provides. */
+export async function copyProvides(db: Db, fromId: string, toId: string, toDistribution: string): Promise<void> {
+  await db
+    .insertInto('package_provides')
+    .columns(['package_id', 'distribution', 'kind', 'name', 'version', 'flags'])
+    .expression((eb) =>
+      eb
+        .selectFrom('package_provides')
+        .select([eb.val(toId).as('package_id'), eb.val(toDistribution).as('distribution'), 'kind', 'name', 'version', 'flags'])
+        .where('package_id', '=', fromId),
+    )
+    .execute();
+}
+
+/** Gives the copy of a package the finding rows of the original. */
+export async function copyFindings(db: Db, fromId: string, toId: string): Promise<void> {
+  await db
+    .insertInto('package_findings')
+    .columns(['package_id', 'cve_id', 'severity', 'severity_rank', 'cvss_score', 'epss', 'in_kev', 'fix_state', 'data'])
+    .expression((eb) =>
+      eb
+        .selectFrom('package_findings')
+        .select([eb.val(toId).as('package_id'), 'cve_id', 'severity', 'severity_rank', 'cvss_score', 'epss', 'in_kev', 'fix_state', 'data'])
+        .where('package_id', '=', fromId),
+    )
+    .execute();
+}
+
+/** Stores the step results and reasons of the upload that stored the package. */
+export async function updatePackagePipeline(db: Db, id: string, pipeline: string, reasons: string): Promise<void> {
+  await db.updateTable('packages').set({ pipeline, reasons }).where('id', '=', id).execute();
+}
+
+/**
+ * Another indexed package at this pool path with other bytes: one pool path holds one file, and
+ * only indexed packages occupy the pool (held and quarantined ones keep their file elsewhere).
+ */
+export async function findPoolConflict(db: Db, poolPath: string, sha256: string): Promise<{ sha256: string; distribution: string } | undefined> {
+  return db
+    .selectFrom('packages')
+    .select(['sha256', 'distribution'])
+    .where('pool_path', '=', poolPath)
+    .where('sha256', '!=', sha256)
+    .where('status', 'in', INDEXED_STATUSES)
+    .executeTakeFirst();
+}
+
+/** Removes the row and what it provides; an indexed one leaves its distribution's index out of date. */
+export async function deletePackageRow(db: Db, row: PackageRow): Promise<void> {
+  await db.deleteFrom('package_provides').where('package_id', '=', row.id).execute();
+  await db.deleteFrom('packages').where('id', '=', row.id).execute();
+  if (isIndexed(row.status)) await bumpGeneration(db, row.distribution);
+}
+
+/** How many rows (any distribution) still use a stored file or a published path. */
+export async function countReferences(db: Db, column: 'sha256' | 'pool_path', value: string, indexedOnly = false): Promise<number> {
+  let q = db.selectFrom('packages').select((eb) => eb.fn.countAll().as('n')).where(column, '=', value);
+  if (indexedOnly) q = q.where('status', 'in', INDEXED_STATUSES);
+  return Number((await q.executeTakeFirst())?.n ?? 0);
+}
+
+/** The provides rows of a distribution's indexed packages answering to the names, with their package. */
+export async function findProvidersOf(db: Db, codename: string, names: readonly string[]) {
+  return db
+    .selectFrom('package_provides as pp')
+    .innerJoin('packages as p', 'p.id', 'pp.package_id')
+    .select(['pp.kind', 'pp.name', 'pp.version', 'pp.flags', 'p.name as package', 'p.version as packageVersion', 'p.arch', 'p.relations'])
+    .where('pp.distribution', '=', codename)
+    .where('pp.name', 'in', names)
+    .where('p.status', 'in', INDEXED_STATUSES)
+    .execute();
+}
+
+/** A page of package rows, by name then upload order, and how many match. */
+export async function findPackagesPage(db: Db, filter: { q?: string; distribution?: string }, page: { page: number; perPage: number }): Promise<{ total: number; rows: PackageRow[] }> {
+  let q = db.selectFrom('packages');
+  if (filter.distribution) q = q.where('distribution', '=', filter.distribution);
+  if (filter.q) q = q.where(sql`lower(name)`, 'like', sql`${containing(filter.q)} escape '\\'`);
+  const total = Number((await q.select((eb) => eb.fn.countAll().as('n')).executeTakeFirst())?.n ?? 0);
+  const rows = (await q.selectAll().orderBy('name').orderBy('created_at').orderBy('seq').limit(page.perPage).offset((page.page - 1) * page.perPage).execute()).map(normaliseRow);
+  return { total, rows };
+}
+
+/** A page of distinct package names in name order, and how many names there are. */
+export async function findPackageNamesPage(db: Db, page: { page: number; perPage: number }, distribution?: string): Promise<{ total: number; names: string[] }> {
+  let names = db.selectFrom('packages').select('name').distinct();
+  if (distribution) names = names.where('distribution', '=', distribution);
+  const total = Number((await db.selectFrom(names.as('n')).select((eb) => eb.fn.countAll().as('c')).executeTakeFirst())?.c ?? 0);
+  const pageNames = (await names.orderBy('name').limit(page.perPage).offset((page.page - 1) * page.perPage).execute()).map((r) => r.name);
+  return { total, names: pageNames };
+}
+
+/** Every row of the named packages (in one distribution when given), in upload order. */
+export async function packageRowsNamed(db: Db, names: readonly string[], distribution?: string): Promise<PackageRow[]> {
+  let q = db.selectFrom('packages').selectAll().where('name', 'in', names);
+  if (distribution) q = q.where('distribution', '=', distribution);
+  return (await q.orderBy('created_at').orderBy('seq').execute()).map(normaliseRow);
+}
+
+/** How many indexed packages each distribution that has any holds. */
+export async function countIndexedPackagesByDistribution(db: Db): Promise<Array<{ distribution: string; n: number }>> {
+  const rows = await db
+    .selectFrom('packages')
+    .select(['distribution', (eb) => eb.fn.countAll().as('n')])
+    .where('status', 'in', INDEXED_STATUSES)
+    .groupBy('distribution')
+    .execute();
+  return rows.map((r) => ({ distribution: r.distribution, n: Number(r.n) }));
+}
