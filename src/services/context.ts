@@ -1,12 +1,12 @@
-import { chmodSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { AuditLog } from '../adapters/audit/audit-log.js';
 import { databaseAuditIndex } from '../adapters/audit/db-index.js';
 import { SecretBox } from '../adapters/crypto/secret-box.js';
+import { writeSecretFile } from '../adapters/crypto/secret-file.js';
+import { pingDatabase } from '../adapters/db/health.table.js';
 import { migrateToLatest, openDatabase, type Db, type DbDialect } from '../adapters/db/index.js';
 import { Metrics } from '../adapters/metrics/metrics.js';
 import { AccountSecurity } from './account-security.js';
@@ -40,26 +40,26 @@ export interface AppContext {
   users: UserService;
   tokens: ApiTokenService;
   auth: AuthService;
-  /** Password and MFA changes of the signed-in user (issue 17). */
+  /** Password and MFA changes of the signed-in user. */
   accounts: AccountSecurity;
   passwordResets: PasswordResets;
   metrics: Metrics;
   health: HealthService;
   repo: Repository;
   mail: OutboundMail;
-  /** Webhook and e-mail notifications, sent in the background (DECISIONS §11). */
+  /** Webhook and e-mail notifications, sent in the background: a failed delivery never blocks the request that caused it. */
   notifier: Notifier;
   /** The settings test actions (webhook, LDAP, e-mail), each audited as SETTINGS_TEST. */
   checks: IntegrationChecks;
-  /** CVE scanner, vulnerability database, decisions, rescans, security views (issue 5). */
+  /** CVE scanner, vulnerability database, decisions, rescans, security views. */
   security: SecurityService;
   /** Daily jobs; started by main.ts once the service listens. */
   jobs: JobScheduler;
-  /** Repository statistics, activity history and summary (issue 8). */
+  /** Repository statistics, activity history and summary. */
   dashboard: DashboardService;
-  /** Download counting (built-in server and proxy logs) and statistics (issue 8). */
+  /** Download counting (built-in server and proxy logs) and statistics. */
   downloads: DownloadsService;
-  /** Import from upstream repositories: sources, catalog sync (issue 9). */
+  /** Import from upstream repositories: sources, catalog sync. */
   imports: ImportService;
   /** Run in reverse order at shutdown. */
   closers: Array<() => Promise<void>>;
@@ -89,7 +89,7 @@ export async function createContext(config: Config, log: Logger): Promise<AppCon
   const checks = new IntegrationChecks({ settings, notifier, mail, audit, ldap: { caBundleDir: config.caBundleDir } });
   const health = new HealthService();
   health.register('database', async () => {
-    await sql`select 1`.execute(db);
+    await pingDatabase(db);
     return { ok: true, configured: true, dialect };
   }, true);
   const repo = await createRepository({ config, db, dialect, box, audit, metrics, health, log });
@@ -117,9 +117,10 @@ export async function createContext(config: Config, log: Logger): Promise<AppCon
 }
 
 /**
- * DECISIONS §3: the configured admin (ADMIN_USERNAME + bcrypt ADMIN_PASSWORD_HASH) is created when
- * missing; with neither set and no admin at all, `admin` gets a random password printed once and
- * written to DATA_DIR/initial-admin-password (0600).
+ * The service is never left without an administrator: the configured admin (ADMIN_USERNAME +
+ * bcrypt ADMIN_PASSWORD_HASH) is created when missing; with neither set and no admin at all,
+ * `admin` gets a random password printed once and written to DATA_DIR/initial-admin-password
+ * (0600), so the operator can log in without a default password anyone could guess.
  */
 async function ensureInitialAdmin(ctx: AppContext): Promise<void> {
   const { config, users, log } = ctx;
@@ -135,8 +136,7 @@ async function ensureInitialAdmin(ctx: AppContext): Promise<void> {
   const password = `Tg-${randomBytes(18).toString('base64url')}`;
   await users.create({ username, password, role: 'admin' });
   const file = join(config.dataDir, 'initial-admin-password');
-  writeFileSync(file, `${password}\n`, { mode: 0o600 });
-  chmodSync(file, 0o600);
+  writeSecretFile(file, `${password}\n`);
   // Printed once so the operator can log in; it is also in the 0600 file above.
   log.warn(`initial admin created: username=${username} password=${password} (also in ${file}); change it after the first login`);
 }
