@@ -24,7 +24,7 @@ import pg from 'pg';
 import { pino } from 'pino';
 import { loadConfig } from '../src/config.js';
 import type { Db } from '../src/adapters/db/index.js';
-import type { PackageRow } from '../src/services/packages/package-store.js';
+import type { PackageRow } from '../src/adapters/db/packages.table.js';
 import { closeContext, createContext } from '../src/services/context.js';
 import type { SbomFormat } from '../src/services/sbom/index.js';
 import { SCANNER_VERSION } from '../src/services/sbom/inventory.js';

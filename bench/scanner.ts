@@ -17,7 +17,7 @@ import { pino } from 'pino';
 import { loadConfig } from '../src/config.js';
 import { findDistribution } from '../src/domain/distributions.js';
 import { closeContext, createContext } from '../src/services/context.js';
-import type { PackageRow } from '../src/services/packages/package-store.js';
+import type { PackageRow } from '../src/adapters/db/packages.table.js';
 import type { PackageRef } from '../src/domain/security/index.js';
 
 const ADVISORIES = Number(process.argv[2] ?? 100_000);

@@ -11,13 +11,13 @@
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { pino } from 'pino';
-import type { PackageRow } from '../../src/services/packages/package-store.js';
+import type { PackageRow } from '../../src/adapters/db/packages.table.js';
 import type { CorpusEntry } from './deb-corpus.js';
 
 const dist = (path: string) => new URL(`../../dist/${path}`, import.meta.url).href;
 const { loadConfig } = (await import(dist('config.js'))) as typeof import('../../src/config.js');
 const { closeContext, createContext } = (await import(dist('services/context.js'))) as typeof import('../../src/services/context.js');
-const { insertPackage } = (await import(dist('services/packages/package-store.js'))) as typeof import('../../src/services/packages/package-store.js');
+const { insertPackage } = (await import(dist('adapters/db/packages.table.js'))) as typeof import('../../src/adapters/db/packages.table.js');
 
 const [mode, dataDir, manifestPath, countText] = process.argv.slice(2);
 const count = Number(countText);

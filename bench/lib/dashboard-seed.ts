@@ -8,7 +8,7 @@ import { sql } from 'kysely';
 import type { Db } from '../../src/adapters/db/index.js';
 import { DISTRIBUTIONS, type PackageStatus } from '../../src/domain/distributions.js';
 import type { Severity } from '../../src/domain/security/types.js';
-import type { PackageRow } from '../../src/services/packages/package-store.js';
+import type { PackageRow } from '../../src/adapters/db/packages.table.js';
 
 const DAY_MS = 86_400_000;
 const BATCH = 400;

@@ -14,7 +14,7 @@ import { DomainError } from '../../src/domain/errors.js';
 import { noFindings, type UploadState } from '../../src/domain/pipeline/types.js';
 import type { StoredFinding } from '../../src/domain/security/index.js';
 import { admitPackage, type AdmittedStatus } from '../../src/services/packages/admission.js';
-import { packageById } from '../../src/services/packages/package-store.js';
+import { packageById } from '../../src/adapters/db/packages.table.js';
 import { formatStep } from '../../src/services/pipeline/format.js';
 import { provenanceStep } from '../../src/services/pipeline/provenance.js';
 import { backends, startTestApp, type TestApp } from '../helpers/app.js';

@@ -10,7 +10,7 @@ import type { IndexWriter } from '../../src/adapters/storage/interfaces.js';
 import type { Signer } from '../../src/adapters/signing/signer.js';
 import type { Distribution } from '../../src/domain/distributions.js';
 import { isoUtc } from '../../src/domain/time.js';
-import { deletePackageRow, insertPackage, type PackageRow } from '../../src/services/packages/package-store.js';
+import { deletePackageRow, insertPackage, type PackageRow } from '../../src/adapters/db/packages.table.js';
 import { Publisher } from '../../src/services/publishing/publisher.js';
 import { backends, startTestApp, type TestApp } from '../helpers/app.js';
 

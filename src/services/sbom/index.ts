@@ -17,7 +17,7 @@ import { spdxPlan } from '../../domain/sbom/spdx.js';
 import { documentText } from '../../domain/sbom/stream.js';
 import { severityRank, type Severity } from '../../domain/security/types.js';
 import type { PackageFiles } from '../../adapters/storage/interfaces.js';
-import { providesLookup } from '../packages/package-store.js';
+import { providesLookup } from '../packages/provides.js';
 import { InventoryStore } from './inventory.js';
 import { decisionsFor, dependsOn, neededNames, refOf, sbomPackage, type ProviderMap } from './model.js';
 

@@ -10,7 +10,7 @@ import type { Db } from '../../adapters/db/index.js';
 import { DomainError } from '../../domain/errors.js';
 import { decide, DECIDABLE_STATUSES } from '../../domain/security/index.js';
 import type { DecideSuccess } from '../../domain/security/state-machine.js';
-import type { PackageRow } from '../packages/package-store.js';
+import type { PackageRow } from '../../adapters/db/packages.table.js';
 import type { SettingsSnapshot } from '../settings.js';
 import { parseStoredFindings } from './findings-store.js';
 import { locatePackages, type PackageSelector } from './locate.js';

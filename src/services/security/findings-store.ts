@@ -5,9 +5,6 @@
 import type { FindingCounts } from '../../domain/pipeline/types.js';
 import type { Severity, StoredFinding } from '../../domain/security/index.js';
 
-// moved to adapters/db/findings.table.ts; re-exported until every importer is updated
-export { replaceFindingRows, writeFindingRows } from '../../adapters/db/findings.table.js';
-
 /** The JSON kept in packages.findings. */
 export interface StoredFindings {
   counts: FindingCounts;

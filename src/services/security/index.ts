@@ -9,7 +9,7 @@ import { countPackagesInStatus } from '../../adapters/db/security.table.js';
 import { feedFolder } from '../../adapters/feeds/folder.js';
 import type { AppContext } from '../context.js';
 import type { JobScheduler } from '../jobs.js';
-import { packageById } from '../packages/package-store.js';
+import { packageById } from '../../adapters/db/packages.table.js';
 import { AvEngine } from './avengine.js';
 import { SecurityDecisions } from './decisions.js';
 import { configuredFeeds, FeedSync, type SyncReport } from './feed-sync.js';

@@ -1,6 +1,6 @@
 import type { Db } from '../../adapters/db/index.js';
 import { DomainError } from '../../domain/errors.js';
-import { packageRows, type PackageRow } from '../packages/package-store.js';
+import { packageRows, type PackageRow } from '../../adapters/db/packages.table.js';
 
 /** Narrowing of a name/version: arch (required when several exist) and distribution. */
 export interface PackageSelector {

@@ -3,7 +3,7 @@
  * decision, an SLA about to pass, an accepted risk or exception that expired.
  */
 import type { Notifier } from '../notifications.js';
-import type { PackageRow } from '../packages/package-store.js';
+import type { PackageRow } from '../../adapters/db/packages.table.js';
 import { parseStoredFindings } from './findings-store.js';
 
 /** The Notifier as these helpers use it. */

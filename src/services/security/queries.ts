@@ -17,7 +17,7 @@ import {
 } from '../../adapters/db/security.table.js';
 import type { PackageStatus } from '../../domain/distributions.js';
 import { reviewComparator, reviewKeyOf, SEVERITIES, severityRank, type Severity } from '../../domain/security/index.js';
-import { normaliseRow, type PackageRow } from '../packages/package-store.js';
+import { normaliseRow, type PackageRow } from '../../adapters/db/packages.table.js';
 import { decisionOf, type DecisionView } from './decisions.js';
 import { parseStoredFindings } from './findings-store.js';
 import { locatePackages, type PackageSelector } from './locate.js';

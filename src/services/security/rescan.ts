@@ -17,7 +17,7 @@ import { findDistribution, isIndexed } from '../../domain/distributions.js';
 import { rescanTransition, slaDeadline, type AdvisoryLookup, type EpssLookup, type KevLookup } from '../../domain/security/index.js';
 import { isoUtcSeconds } from '../../domain/time.js';
 import { inspectedFromRow } from '../packages/lifecycle.js';
-import { normaliseRow, type PackageRow } from '../packages/package-store.js';
+import { normaliseRow, type PackageRow } from '../../adapters/db/packages.table.js';
 import type { Actor } from './decisions.js';
 import { decisionOf } from './decisions.js';
 import { findingsJson, parseStoredFindings } from './findings-store.js';

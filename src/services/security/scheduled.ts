@@ -10,7 +10,7 @@ import type { Db } from '../../adapters/db/index.js';
 import { findPackagesWithDeadline } from '../../adapters/db/security.table.js';
 import { expireDecisions, slaDeadline, slaWarnings } from '../../domain/security/index.js';
 import { isoUtcSeconds } from '../../domain/time.js';
-import { normaliseRow } from '../packages/package-store.js';
+import { normaliseRow } from '../../adapters/db/packages.table.js';
 import type { SettingsSnapshot } from '../settings.js';
 import { parseStoredFindings } from './findings-store.js';
 import { notifyPendingReview, notifyRiskExpired, notifySlaWarning, type SecurityNotifier } from './notices.js';
