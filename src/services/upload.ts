@@ -6,6 +6,7 @@ import { findDistribution } from '../domain/distributions.js';
 import { DomainError } from '../domain/errors.js';
 import { pipelineSummary, runPipeline } from '../domain/pipeline/runner.js';
 import { noFindings, type PipelineObserver, type StepResult, type UploadState } from '../domain/pipeline/types.js';
+import type { UploadResult } from '../domain/pipeline/upload-result.js';
 import { admitPackage } from './packages/admission.js';
 import { antivirusStep } from './pipeline/antivirus.js';
 import { cveStep } from './pipeline/cve.js';
@@ -25,25 +26,8 @@ export interface UploadInput {
   audit?: { action: 'IMPORT'; detail: string };
 }
 
-/** The upload answer body: the union of the fields of both API forms. */
-export interface UploadResult {
-  status: string;
-  name: string | null;
-  package: string | null;
-  version: string | null;
-  arch: string | null;
-  distribution: string;
-  sha256: string;
-  size: number;
-  cve_status: string | null;
-  pipeline: Record<string, string>;
-  steps: Array<{ name: string; status: string; message: string }>;
-  findings: Record<string, number>;
-  reasons: string[];
-  /** Rejected uploads only: the error body fields (`detail`, `code`) beside the result fields. */
-  detail?: string;
-  code?: string;
-}
+/** The upload answer body, typed from the schema the HTTP layer serialises it with (domain/pipeline/upload-result.ts). */
+export type { UploadResult };
 
 export interface UploadAnswer {
   httpStatus: 200 | 201 | 422;

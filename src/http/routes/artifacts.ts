@@ -1,13 +1,13 @@
 import { Type } from 'typebox';
+import type { PackageRow } from '../../adapters/db/packages.table.js';
 import { findDistribution } from '../../domain/distributions.js';
-import { handlerFor } from '../../services/formats/index.js';
-import type { AppContext } from '../../services/context.js';
 import type { StepResult } from '../../domain/pipeline/types.js';
+import type { AppContext } from '../../services/context.js';
+import { handlerFor } from '../../services/formats/index.js';
 import { Catalog, latestRow, versionView } from '../../services/packages/catalog.js';
 import { inspectedFromRow, type SyncReport } from '../../services/packages/lifecycle.js';
-import { providesLookup } from '../../services/packages/package-store.js';
 import { installableRow, installInstructions } from '../../services/packages/install.js';
-import type { PackageRow } from '../../services/packages/package-store.js';
+import { providesLookup } from '../../services/packages/provides.js';
 import { parseStoredFindings } from '../../services/security/findings-store.js';
 import { actorOf } from '../auth-hook.js';
 import { notFound } from '../errors.js';
