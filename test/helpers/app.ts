@@ -85,6 +85,7 @@ export async function startTestApp(options: { backend?: Backend; env?: Record<st
   const ctx = await createContext(config, log);
   const built = await buildApp(ctx);
   checkErrorBodies(built.app);
+  checkSerialisation(built.app);
   await built.app.ready();
   // As main.ts does after listening: ready needs the signing key (an ed25519 key here, made at once).
   await ctx.repo.keyring.ensureKey();
@@ -122,7 +123,9 @@ export async function startTestApp(options: { backend?: Backend; env?: Record<st
 
 /**
  * Every answer a test receives through `app.inject` with status >= 400 is checked for the
- * DECISIONS §1 error body, so no error path can regress to a bare or differently shaped body.
+ * `{detail, code}` error body, so no error path can regress to a bare or differently shaped body;
+ * and every JSON answer is checked against what its handler returned, so a response schema that
+ * drops or coerces a field (fast-json-stringify writes only what the schema declares) fails the test.
  */
 function checkErrorBodies(app: BuiltApp['app']): void {
   const inject = app.inject.bind(app) as (opts: InjectOptions | string) => Promise<LightMyRequestResponse>;
@@ -131,9 +134,54 @@ function checkErrorBodies(app: BuiltApp['app']): void {
     const method = typeof opts === 'string' ? 'GET' : (opts.method ?? 'GET');
     const url = typeof opts === 'string' ? opts : String(opts.url ?? '');
     checkErrorAnswer(method, url, res.statusCode, res.rawPayload);
+    const lost = res.headers[LOST_HEADER];
+    if (lost) throw new Error(`${method} ${url}: the response schema changes what the handler returned at ${String(lost)}`);
     return res;
   };
   (app as { inject: unknown }).inject = checked;
+}
+
+const LOST_HEADER = 'x-test-serialisation-lost';
+const returned = new WeakMap<object, unknown>();
+
+function checkSerialisation(app: BuiltApp['app']): void {
+  app.addHook('preSerialization', async (request, _reply, payload) => {
+    returned.set(request, JSON.parse(JSON.stringify(payload ?? null)) as unknown);
+    return payload;
+  });
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (!returned.has(request) || typeof payload !== 'string') return payload;
+    let sent: unknown;
+    try {
+      sent = JSON.parse(payload);
+    } catch {
+      return payload;
+    }
+    const difference = firstDifference(returned.get(request), sent, '');
+    if (difference !== null) reply.header(LOST_HEADER, difference || '(root)');
+    return payload;
+  });
+}
+
+/** The path of the first place where `a` and `b` differ, or null. */
+function firstDifference(a: unknown, b: unknown, path: string): string | null {
+  if (a === b) return null;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null || Array.isArray(a) !== Array.isArray(b)) return path;
+  if (Array.isArray(a) && Array.isArray(b)) {
+    if (a.length !== b.length) return `${path}.length`;
+    for (let i = 0; i < a.length; i++) {
+      const d = firstDifference(a[i], b[i], `${path}[${i}]`);
+      if (d !== null) return d;
+    }
+    return null;
+  }
+  const ra = a as Record<string, unknown>;
+  const rb = b as Record<string, unknown>;
+  for (const key of new Set([...Object.keys(ra), ...Object.keys(rb)])) {
+    const d = firstDifference(ra[key], rb[key], `${path}.${key}`);
+    if (d !== null) return d;
+  }
+  return null;
 }
 
 export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
