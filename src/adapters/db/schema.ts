@@ -185,7 +185,7 @@ export interface PackageFindingsTable {
   data: string;
 }
 
-/** DECISIONS §5: one decision record per name, version and arch. */
+/** One decision record per name, version and arch, upserted by each decision. */
 export interface SecurityDecisionsTable {
   name: string;
   version: string;

@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely';
 
 /**
- * The built-in vulnerability database (DECISIONS §6), per-package findings (for filtering by
- * severity and CVE), security decision records (DECISIONS §5) and the scheduler's run marks.
+ * The built-in vulnerability database (advisories from OSV feeds, EPSS, KEV), per-package findings (for filtering by
+ * severity and CVE), security decision records (one per name, version and arch) and the scheduler's run marks.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   // One row per OSV record × affected package; `data` is the flattened AdvisoryRow (JSON).

@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 
 /**
- * User names unique without regard to case (issue 17): `Admin` and `admin` were two accounts, and
+ * User names unique without regard to case: `Admin` and `admin` were two accounts, and
  * a directory login reached one account under many spellings. Lookups compare `lower(username)`,
  * which this index also serves.
  *

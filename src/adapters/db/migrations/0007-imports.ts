@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 
 /**
- * Import from upstream repositories (issue 9): sources, their sync state, the catalog of
+ * Import from upstream repositories: sources, their sync state, the catalog of
  * upstream packages and import groups.
  *
  * Catalog rows carry the sync generation that wrote them: a sync inserts its rows under a new
