@@ -19,7 +19,7 @@ export interface Runtime {
 export function runs<A extends unknown[]>(action: (rt: Runtime, ...args: A) => Promise<ExitCode>) {
   return async (...args: unknown[]): Promise<void> => {
     const command = args[args.length - 1] as Command;
-    const options = command.optsWithGlobals<GlobalOptions>();
+    const options = command.optsWithGlobals() as GlobalOptions;
     const out = new Output(options.json === true);
     let client: ApiClient | null = null;
     const rt: Runtime = {
