@@ -4,16 +4,10 @@ import { buildPackageIndex, checkDependencies, type PublishedPackage } from '../
 import { openArMember, readDebPackage } from '../../domain/deb/reader.js';
 import { parseProvides, parseRelations } from '../../domain/deb/relations.js';
 import type { Distribution } from '../../domain/distributions.js';
-import type { FileFacts, InspectedPackage } from '../../domain/package.js';
+import type { DebInspected, FileFacts } from '../../domain/package.js';
 import { debPoolPath, versionWithoutEpoch } from '../../domain/repo/apt/pool-path.js';
 import { packageStanza } from '../../domain/repo/apt/stanza.js';
 import type { FormatHandler, ProvideRow, ScanUnit } from './types.js';
-
-interface DebMetadata {
-  control: Array<[string, string]>;
-  multiArch: string | null;
-  members: Array<{ name: string; offset: number; size: number }>;
-}
 
 const APT_ROOT = 'apt/';
 
@@ -21,17 +15,12 @@ const APT_ROOT = 'apt/';
 const memberCompression = (name: string) =>
   name.endsWith('.gz') ? 'gzip' : name.endsWith('.xz') ? 'xz' : name.endsWith('.zst') ? 'zstd' : 'none';
 
-export const debHandler: FormatHandler = {
+export const debHandler: FormatHandler<DebInspected> = {
   format: 'deb',
 
   async inspect(path) {
     const deb = await readDebPackage(path);
     const description = deb.control.get('Description') ?? '';
-    const metadata: DebMetadata = {
-      control: deb.control.fields.map((f) => [f.name, f.value]),
-      multiArch: deb.multiArch,
-      members: deb.members.map((m) => ({ name: m.name, offset: m.offset, size: m.size })),
-    };
     return {
       format: 'deb',
       name: deb.name,
@@ -42,9 +31,17 @@ export const debHandler: FormatHandler = {
       summary: descriptionSynopsis(description),
       repositoryFilename: `${deb.name}_${versionWithoutEpoch(deb.version)}_${deb.arch}.deb`,
       files: deb.files.map((f) => ({ path: f.installPath, size: f.size, mode: f.mode, type: f.type })),
-      metadata: { ...metadata, installed_size: deb.installedSize, maintainer: deb.control.get('Maintainer') ?? null, homepage: deb.control.get('Homepage') ?? null, description },
+      metadata: {
+        control: deb.control.fields.map((f) => [f.name, f.value]),
+        multiArch: deb.multiArch,
+        members: deb.members.map((m) => ({ name: m.name, offset: m.offset, size: m.size })),
+        installed_size: deb.installedSize,
+        maintainer: deb.control.get('Maintainer') ?? null,
+        homepage: deb.control.get('Homepage') ?? null,
+        description,
+      },
       relations: { ...deb.relations, multiArch: deb.multiArch },
-    } satisfies InspectedPackage;
+    };
   },
 
   poolPath(pkg) {
@@ -52,8 +49,7 @@ export const debHandler: FormatHandler = {
   },
 
   indexEntry(pkg, facts: FileFacts, poolPath) {
-    const control = (pkg.metadata as unknown as DebMetadata).control;
-    return packageStanza(control, { ...facts, filename: poolPath.slice(APT_ROOT.length) });
+    return packageStanza(pkg.metadata.control, { ...facts, filename: poolPath.slice(APT_ROOT.length) });
   },
 
   relocateIndexEntry(entry, from, to) {
@@ -64,7 +60,7 @@ export const debHandler: FormatHandler = {
 
   scanUnits(path, pkg): ScanUnit[] {
     // clamd does not open ar archives, and not zstd either: hand it each member, zstd ones unpacked.
-    return (pkg.metadata as unknown as DebMetadata).members.map((member) => ({
+    return pkg.metadata.members.map((member) => ({
       name: member.name,
       open: () => {
         const raw = openArMember(path, member);
@@ -76,16 +72,15 @@ export const debHandler: FormatHandler = {
 
   provides(pkg) {
     const rows: ProvideRow[] = [{ kind: 'package', name: pkg.name, version: pkg.version, flags: null }];
-    const field = (pkg.relations as { provides?: string | null }).provides;
-    for (const p of parseProvides(field ?? null)) rows.push({ kind: 'provides', name: p.name, version: p.version ?? null, flags: null });
+    for (const p of parseProvides(pkg.relations.provides)) rows.push({ kind: 'provides', name: p.name, version: p.version ?? null, flags: null });
     return rows;
   },
 
   async checkDependencies(pkg, lookup, dist: Distribution) {
-    const relations = pkg.relations as { depends?: string | null; preDepends?: string | null };
+    const { relations } = pkg;
     const names = new Set<string>();
     for (const field of [relations.depends, relations.preDepends]) {
-      for (const group of parseRelations(field ?? null)) for (const alt of group.alternatives) names.add(alt.name);
+      for (const group of parseRelations(field)) for (const alt of group.alternatives) names.add(alt.name);
     }
     const rows = names.size ? await lookup([...names]) : [];
     const published = new Map<string, PublishedPackage & { provided: string[] }>();

@@ -1,10 +1,16 @@
 import type { PackageFormat } from '../../domain/distributions.js';
+import type { InspectedPackage } from '../../domain/package.js';
 import { debHandler } from './deb.js';
 import { rpmHandler } from './rpm.js';
 import type { FormatHandler } from './types.js';
 
-const HANDLERS: Record<PackageFormat, FormatHandler> = { deb: debHandler, rpm: rpmHandler };
+/** Typed per format, so a handler can only be filed under the format whose packages it reads. */
+const HANDLERS: { [F in PackageFormat]: FormatHandler<Extract<InspectedPackage, { format: F }>> } = { deb: debHandler, rpm: rpmHandler };
 
+/**
+ * The handler of a format. Its methods accept any package but read their own format's fields:
+ * callers pick it by the package's own `format`, or by the distribution's for that distribution's rows.
+ */
 export const handlerFor = (format: PackageFormat): FormatHandler => HANDLERS[format];
 
 /** The format a file's first bytes announce, or null. */

@@ -1,11 +1,10 @@
-import { createReadStream } from 'node:fs';
+import { openLocalFile } from '../../adapters/storage/local-file.js';
 import { readRpmPackage } from '../../domain/rpm/reader.js';
-import type { RpmPackage } from '../../domain/rpm/package.js';
 import { openRpmPayload } from '../../domain/rpm/payload.js';
 import { checkRequires, type ProvideCandidate } from '../../domain/rpm/relations.js';
 import { formatEvr } from '../../domain/rpm/vercmp.js';
 import { PackageFormatError } from '../../domain/errors.js';
-import type { FileFacts, InspectedPackage } from '../../domain/package.js';
+import type { FileFacts, RpmInspected } from '../../domain/package.js';
 import { packageChunks } from '../../domain/repo/rpm/assemble.js';
 import type { FormatHandler, ProvideRow, ScanUnit } from './types.js';
 import { rpmTreeRoot } from '../../domain/repo/rpm/tree.js';
@@ -15,16 +14,13 @@ const PRIMARY_FILE = /^(\/etc\/|.*\/bin\/|\/usr\/lib\/sendmail$)/;
 const NAME = /^[A-Za-z0-9_+][A-Za-z0-9._+-]{0,200}$/;
 const VERSION_PART = /^[A-Za-z0-9._+~^]{1,128}$/;
 
-
-const native = (pkg: InspectedPackage) => pkg.metadata as unknown as RpmPackage;
-
 /** `openssl-3.0.7-24.el9.src.rpm` → `openssl`; the source RPM name is what SUSE advisories name. */
 export function sourceRpmName(sourceRpm: string, fallback: string): { name: string; version: string } {
   const m = /^(.+)-([^-]+)-([^-]+)\.(no)?src\.rpm$/.exec(sourceRpm);
   return m ? { name: m[1]!, version: `${m[2]}-${m[3]}` } : { name: fallback, version: '' };
 }
 
-export const rpmHandler: FormatHandler = {
+export const rpmHandler: FormatHandler<RpmInspected> = {
   format: 'rpm',
 
   async inspect(path) {
@@ -46,9 +42,9 @@ export const rpmHandler: FormatHandler = {
       summary: rpm.summary,
       repositoryFilename: `${rpm.name}-${rpm.version}-${rpm.release}.${rpm.arch}.rpm`,
       files: rpm.files.map((f) => ({ path: f.path, size: f.size, mode: f.mode, type: f.type })),
-      metadata: rpm as unknown as Record<string, unknown>,
+      metadata: rpm,
       relations: { requires: rpm.requires, provides: rpm.provides, conflicts: rpm.conflicts, obsoletes: rpm.obsoletes, recommends: rpm.recommends },
-    } satisfies InspectedPackage;
+    };
   },
 
   poolPath(pkg, dist) {
@@ -57,7 +53,7 @@ export const rpmHandler: FormatHandler = {
 
   indexEntry(pkg, facts: FileFacts, poolPath, fileTime) {
     const href = poolPath.replace(/^rpm\/[^/]+\/[^/]+\//, '');
-    return JSON.stringify(packageChunks({ pkg: native(pkg), checksum: facts.sha256, locationHref: href, fileTime }));
+    return JSON.stringify(packageChunks({ pkg: pkg.metadata, checksum: facts.sha256, locationHref: href, fileTime }));
   },
 
   relocateIndexEntry(entry, from, to) {
@@ -69,20 +65,20 @@ export const rpmHandler: FormatHandler = {
   scanUnits(path, pkg): ScanUnit[] {
     // The whole file (headers, scripts) and the decompressed payload: clamd unpacks cpio itself.
     return [
-      { name: 'package', open: () => createReadStream(path) },
-      { name: 'payload', open: () => openRpmPayload(path, native(pkg)) },
+      { name: 'package', open: () => openLocalFile(path) },
+      { name: 'payload', open: () => openRpmPayload(path, pkg.metadata) },
     ];
   },
 
   provides(pkg) {
-    const rpm = native(pkg);
+    const rpm = pkg.metadata;
     const rows: ProvideRow[] = rpm.provides.map((p) => ({ kind: 'provides', name: p.name, version: p.evr || null, flags: p.flags }));
     for (const f of rpm.files) if (PRIMARY_FILE.test(f.path)) rows.push({ kind: 'file', name: f.path, version: null, flags: null });
     return rows;
   },
 
   async checkDependencies(pkg, lookup) {
-    const rpm = native(pkg);
+    const rpm = pkg.metadata;
     const wanted = new Set([...rpm.requires, ...rpm.recommends].map((r) => r.name));
     const rows = wanted.size ? await lookup([...wanted]) : [];
     const providers = new Map<string, ProvideCandidate[]>();

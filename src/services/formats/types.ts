@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import type { Distribution, PackageFormat } from '../../domain/distributions.js';
+import type { Distribution } from '../../domain/distributions.js';
 import type { FileFacts, InspectedPackage } from '../../domain/package.js';
 
 /** One thing to hand to the antivirus: an ar member, a decompressed payload. */
@@ -27,20 +27,22 @@ export type ProvidesLookup = (names: readonly string[]) => Promise<Array<Provide
 
 /**
  * What differs between .deb and .rpm, behind one interface: reading a file, where it goes in the
- * published tree, its index entry, what the antivirus scans, and dependency checks.
+ * published tree, its index entry, what the antivirus scans, and dependency checks. Each handler
+ * is written against its own format's package (`FormatHandler<DebInspected>`); callers hold the
+ * default, which takes any package, and pick the handler by the package's or distribution's format.
  */
-export interface FormatHandler {
-  format: PackageFormat;
+export interface FormatHandler<P extends InspectedPackage = InspectedPackage> {
+  format: P['format'];
   /** Parses and validates the file; throws PackageFormatError with a reason code. */
-  inspect(path: string): Promise<InspectedPackage>;
+  inspect(path: string): Promise<P>;
   /** Path of the published file, relative to the repository root (DATA_DIR/repo). */
-  poolPath(pkg: InspectedPackage, dist: Distribution): string;
+  poolPath(pkg: P, dist: Distribution): string;
   /** The package's index text, computed once and stored (APT stanza, RPM repodata chunks). */
-  indexEntry(pkg: InspectedPackage, facts: FileFacts, poolPath: string, fileTime: number): string;
+  indexEntry(pkg: P, facts: FileFacts, poolPath: string, fileTime: number): string;
   /** The index entry of the same file published at another path (promotion to another distribution). */
   relocateIndexEntry(entry: string, fromPoolPath: string, toPoolPath: string): string;
-  scanUnits(path: string, pkg: InspectedPackage): ScanUnit[];
+  scanUnits(path: string, pkg: P): ScanUnit[];
   /** Names the package answers to, stored for other packages' dependency checks. */
-  provides(pkg: InspectedPackage): ProvideRow[];
-  checkDependencies(pkg: InspectedPackage, lookup: ProvidesLookup, dist: Distribution): Promise<DependencyReport>;
+  provides(pkg: P): ProvideRow[];
+  checkDependencies(pkg: P, lookup: ProvidesLookup, dist: Distribution): Promise<DependencyReport>;
 }
