@@ -2,6 +2,8 @@
  * Downloads from upstream repositories over http(s) only, with a deadline and a size cap on
  * every request: small signed files into memory, indexes and packages into a hashed temp file.
  */
+import { createReadStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { DomainError } from '../../domain/errors.js';
@@ -10,6 +12,17 @@ import { hashStream, type HashedTempFile } from '../storage/hash-stream.js';
 export interface FetchLimits {
   maxBytes: number;
   timeoutMs: number;
+}
+
+/**
+ * A download in the temp folder with its digests. Whoever ends up owning it removes it: the
+ * caller, or the upload pipeline it is handed to (as a HashedTempFile, which it moves or discards).
+ */
+export interface DownloadedFile extends HashedTempFile {
+  /** The bytes as downloaded. */
+  stream(): Readable;
+  /** Deletes the temp file; nothing happens when it is gone already. */
+  remove(): Promise<void>;
 }
 
 export interface SmallFetch {
@@ -89,7 +102,7 @@ export async function fetchSmall(url: string, limits: FetchLimits, validators: {
 }
 
 /** GETs a file into a temp file under `tempDir` with its digests; null on 404. */
-export async function fetchToFile(url: string, limits: FetchLimits, tempDir: string): Promise<HashedTempFile | null> {
+export async function fetchToFile(url: string, limits: FetchLimits, tempDir: string): Promise<DownloadedFile | null> {
   const response = await request(url, limits);
   if (response.status === 404 || response.status === 410) {
     await response.body?.cancel();
@@ -100,7 +113,7 @@ export async function fetchToFile(url: string, limits: FetchLimits, tempDir: str
     throw unreachable(url, `HTTP ${response.status}`);
   }
   try {
-    return await hashStream(bodyOf(response), { tempDir, maxBytes: limits.maxBytes, sync: false });
+    return downloaded(await hashStream(bodyOf(response), { tempDir, maxBytes: limits.maxBytes, sync: false }));
   } catch (error) {
     if (error instanceof DomainError) {
       if (error.code === 'file_too_large') throw new DomainError('too_large', 'upstream_too_large', `${redact(url)} is larger than ${limits.maxBytes} bytes`);
@@ -108,6 +121,10 @@ export async function fetchToFile(url: string, limits: FetchLimits, tempDir: str
     }
     throw unreachable(url, error instanceof Error ? error.message : String(error));
   }
+}
+
+function downloaded(file: HashedTempFile): DownloadedFile {
+  return { ...file, stream: () => createReadStream(file.path), remove: () => rm(file.path, { force: true }) };
 }
 
 function bodyOf(response: Response): AsyncIterable<Buffer> {

@@ -3,9 +3,9 @@
  * sources mapped to a distribution, skipping what that distribution already publishes.
  * Only each source's current generation is visible.
  */
-import { sql } from 'kysely';
 import type { Db } from '../../adapters/db/index.js';
-import type { ImportCatalogTable } from '../../adapters/db/import-schema.js';
+import { catalogPackagesNamed, catalogProvidersOf, currentGenerations, searchCatalog, type CatalogRow } from '../../adapters/db/import-catalog.table.js';
+import { importSourceNames } from '../../adapters/db/import-sources.table.js';
 import { findDistribution } from '../../domain/distributions.js';
 import { DomainError } from '../../domain/errors.js';
 import type { CatalogEntry } from '../../domain/imports/catalog.js';
@@ -14,7 +14,6 @@ import { debFormat, rpmFormat, type NameLookups } from '../../domain/imports/res
 import { compareDebianVersions } from '../../domain/deb/version.js';
 import { compareEvr, parseEvr } from '../../domain/rpm/vercmp.js';
 import { providesLookup } from '../packages/package-store.js';
-import { currentGenerations } from './catalog-store.js';
 
 export const catalogEmpty = () =>
   new DomainError('invalid', 'catalog_empty', 'No import catalog yet: add a source and synchronise it (POST /import/sync)');
@@ -43,10 +42,7 @@ export class CatalogQuery {
   constructor(private readonly db: Db) {}
 
   private async visible(filter: { sourceId?: string; distribution?: string } = {}): Promise<Visible> {
-    let query = this.db.selectFrom('import_sources').select(['id', 'name', 'distribution']);
-    if (filter.sourceId) query = query.where('id', '=', filter.sourceId);
-    if (filter.distribution) query = query.where('distribution', '=', filter.distribution);
-    const rows = await query.execute();
+    const rows = await importSourceNames(this.db, filter);
     const generations = await currentGenerations(this.db, rows.map((r) => r.id));
     return { generations, sources: new Map(rows.map((r) => [r.id, { name: r.name, distribution: r.distribution }])) };
   }
@@ -56,24 +52,11 @@ export class CatalogQuery {
     const visible = await this.visible({ sourceId });
     if (visible.generations.size === 0) throw catalogEmpty();
     const needle = q.trim().toLowerCase();
-    const pattern = `%${needle.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-    const base = () => this.db.selectFrom('import_catalog').where((eb) => eb.or(
-      [...visible.generations].map(([id, generation]) => eb.and([eb('source_id', '=', id), eb('generation', '=', generation)])),
-    )).where(sql<boolean>`lower(name) like ${pattern} escape '\\'`);
-    const total = Number((await base().select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst())?.n ?? 0);
-    const rows = await base()
-      .selectAll()
-      .orderBy((eb) => eb.case().when(eb.fn('lower', ['name']), '=', needle).then(0).else(1).end())
-      .orderBy('name')
-      .orderBy('source_id')
-      .orderBy('seq')
-      .limit(perPage)
-      .offset((page - 1) * perPage)
-      .execute();
+    const { total, rows } = await searchCatalog(this.db, visible.generations, needle, { page, perPage });
     return { total, items: rows.map((r) => this.item(r, visible)) };
   }
 
-  private item(r: ImportCatalogTable, visible: Visible): CatalogItem {
+  private item(r: CatalogRow, visible: Visible): CatalogItem {
     const source = visible.sources.get(r.source_id);
     return {
       name: r.name, package: r.name, version: r.version, arch: r.arch, format: r.format, summary: r.summary,
@@ -133,18 +116,8 @@ export class CatalogQuery {
         }
         // One query per source and generation, so the (source_id, generation, name) indexes apply.
         for (const [sourceId, generation] of visible.generations) {
-          const rows = await this.db.selectFrom('import_catalog').selectAll()
-            .where('source_id', '=', sourceId).where('generation', '=', generation).where('name', 'in', chunk).execute();
-          for (const r of rows) cache.byName.get(r.name)!.push(toPackage(r));
-          const provided = await this.db
-            .selectFrom('import_catalog_provides as p')
-            .innerJoin('import_catalog as c', (join) => join.onRef('c.source_id', '=', 'p.source_id').onRef('c.generation', '=', 'p.generation').onRef('c.seq', '=', 'p.seq'))
-            .selectAll('c')
-            .select(['p.name as provided_name', 'p.version as provided_version', 'p.flags as provided_flags'])
-            .where('p.source_id', '=', sourceId)
-            .where('p.generation', '=', generation)
-            .where('p.name', 'in', chunk)
-            .execute();
+          for (const r of await catalogPackagesNamed(this.db, sourceId, generation, chunk)) cache.byName.get(r.name)!.push(toPackage(r));
+          const provided = await catalogProvidersOf(this.db, sourceId, generation, chunk);
           for (const r of provided) {
             cache.providers.get(r.provided_name)!.push({ pkg: toPackage(r), version: r.provided_version, flags: r.provided_flags === null ? null : Number(r.provided_flags) });
           }
@@ -160,7 +133,7 @@ export class CatalogQuery {
   }
 }
 
-function toPackage(r: ImportCatalogTable): CatalogPackage {
+function toPackage(r: CatalogRow): CatalogPackage {
   return {
     sourceId: r.source_id, format: r.format as CatalogEntry['format'], name: r.name, version: r.version, arch: r.arch,
     location: r.location, size: Number(r.size), sha256: r.sha256, summary: r.summary, relations: JSON.parse(r.relations) as CatalogEntry['relations'],

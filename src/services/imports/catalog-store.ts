@@ -3,12 +3,14 @@
  * progress are invisible until `commit` switches the source to them in one short transaction.
  */
 import type { Db } from '../../adapters/db/index.js';
-import type { ImportCatalogProvidesTable, ImportCatalogTable } from '../../adapters/db/import-schema.js';
+import {
+  CATALOG_ROWS_PER_INSERT, dropCatalogGeneration, dropCatalogGenerationsExcept, insertCatalogProvides, insertCatalogRows,
+  type NewCatalogProvidesRow, type NewCatalogRow,
+} from '../../adapters/db/import-catalog.table.js';
+import { recordSyncSuccess } from '../../adapters/db/import-sources.table.js';
 import type { CatalogEntry, DebCatalogRelations, RpmCatalogRelations } from '../../domain/imports/catalog.js';
 import { parseProvides } from '../../domain/deb/relations.js';
 import { isoUtc } from '../../domain/time.js';
-
-const ROWS_PER_INSERT = 400;
 
 export interface CommitInfo {
   indexDigest: string;
@@ -18,8 +20,8 @@ export interface CommitInfo {
 
 export class CatalogWriter {
   private seq = 0;
-  private rows: ImportCatalogTable[] = [];
-  private provides: ImportCatalogProvidesTable[] = [];
+  private rows: NewCatalogRow[] = [];
+  private provides: NewCatalogProvidesRow[] = [];
 
   private constructor(
     private readonly db: Db,
@@ -29,8 +31,7 @@ export class CatalogWriter {
 
   /** Starts the next generation, first dropping rows a crashed or failed sync left behind. */
   static async begin(db: Db, sourceId: string, current: number): Promise<CatalogWriter> {
-    await db.deleteFrom('import_catalog_provides').where('source_id', '=', sourceId).where('generation', '!=', current).execute();
-    await db.deleteFrom('import_catalog').where('source_id', '=', sourceId).where('generation', '!=', current).execute();
+    await dropCatalogGenerationsExcept(db, sourceId, current);
     return new CatalogWriter(db, sourceId, current + 1);
   }
 
@@ -46,7 +47,7 @@ export class CatalogWriter {
       size: entry.size, sha256: entry.sha256, summary: entry.summary.slice(0, 500), relations: JSON.stringify(entry.relations),
     });
     for (const p of providesOf(entry)) this.provides.push({ ...base, ...p });
-    if (this.rows.length >= ROWS_PER_INSERT || this.provides.length >= ROWS_PER_INSERT * 2) await this.flush();
+    if (this.rows.length >= CATALOG_ROWS_PER_INSERT || this.provides.length >= CATALOG_ROWS_PER_INSERT * 2) await this.flush();
   }
 
   async flush(): Promise<void> {
@@ -54,8 +55,8 @@ export class CatalogWriter {
     const provides = this.provides;
     this.rows = [];
     this.provides = [];
-    for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) await this.db.insertInto('import_catalog').values(rows.slice(i, i + ROWS_PER_INSERT)).execute();
-    for (let i = 0; i < provides.length; i += ROWS_PER_INSERT) await this.db.insertInto('import_catalog_provides').values(provides.slice(i, i + ROWS_PER_INSERT)).execute();
+    await insertCatalogRows(this.db, rows);
+    await insertCatalogProvides(this.db, provides);
   }
 
   /** Makes this generation the catalog and drops the previous one, atomically. */
@@ -63,12 +64,10 @@ export class CatalogWriter {
     await this.flush();
     const now = isoUtc();
     await this.db.transaction().execute(async (trx) => {
-      await trx.updateTable('import_sync_state').set({
-        status: 'success', generation: this.generation, index_digest: info.indexDigest, etag: info.etag, last_modified: info.lastModified,
-        last_sync_at: now, last_success_at: now, last_error: null, count: this.seq,
-      }).where('source_id', '=', this.sourceId).execute();
-      await trx.deleteFrom('import_catalog_provides').where('source_id', '=', this.sourceId).where('generation', '!=', this.generation).execute();
-      await trx.deleteFrom('import_catalog').where('source_id', '=', this.sourceId).where('generation', '!=', this.generation).execute();
+      await recordSyncSuccess(trx, this.sourceId, now, {
+        generation: this.generation, count: this.seq, indexDigest: info.indexDigest, etag: info.etag, lastModified: info.lastModified,
+      });
+      await dropCatalogGenerationsExcept(trx, this.sourceId, this.generation);
     });
   }
 
@@ -76,13 +75,12 @@ export class CatalogWriter {
   async abort(): Promise<void> {
     this.rows = [];
     this.provides = [];
-    await this.db.deleteFrom('import_catalog_provides').where('source_id', '=', this.sourceId).where('generation', '=', this.generation).execute();
-    await this.db.deleteFrom('import_catalog').where('source_id', '=', this.sourceId).where('generation', '=', this.generation).execute();
+    await dropCatalogGeneration(this.db, this.sourceId, this.generation);
   }
 }
 
 /** Names a catalog package answers to besides its own: Provides, and (RPM) the files primary lists. */
-function providesOf(entry: CatalogEntry): Array<Pick<ImportCatalogProvidesTable, 'kind' | 'name' | 'version' | 'flags'>> {
+function providesOf(entry: CatalogEntry): Array<Pick<NewCatalogProvidesRow, 'kind' | 'name' | 'version' | 'flags'>> {
   if (entry.format === 'deb') {
     const rel = entry.relations as DebCatalogRelations;
     try {
@@ -98,12 +96,3 @@ function providesOf(entry: CatalogEntry): Array<Pick<ImportCatalogProvidesTable,
     ...rel.files.map((f) => ({ kind: 'file', name: f, version: null, flags: null })),
   ];
 }
-
-/** Per-source generation in use, for readers. */
-export async function currentGenerations(db: Db, sourceIds?: string[]): Promise<Map<string, number>> {
-  let query = db.selectFrom('import_sync_state').select(['source_id', 'generation']).where('generation', '>', 0);
-  if (sourceIds) query = query.where('source_id', 'in', sourceIds.length ? sourceIds : ['']);
-  const rows = await query.execute();
-  return new Map(rows.map((r) => [r.source_id, Number(r.generation)]));
-}
-

@@ -5,6 +5,9 @@
  */
 import type { AuditLog } from '../../adapters/audit/audit-log.js';
 import type { Db } from '../../adapters/db/index.js';
+import {
+  deleteImportGroup, importGroupExists, importGroupMembers, listImportGroupMembers, listImportGroups, packagesHeldByOtherGroups,
+} from '../../adapters/db/import-groups.table.js';
 import { DomainError } from '../../domain/errors.js';
 import type { Actor } from '../actor.js';
 import type { PackageLifecycle } from '../packages/lifecycle.js';
@@ -23,8 +26,8 @@ export class ImportGroups {
   constructor(private readonly deps: { db: Db; audit: AuditLog; lifecycle: PackageLifecycle }) {}
 
   async list(): Promise<GroupView[]> {
-    const groups = await this.deps.db.selectFrom('import_groups').selectAll().orderBy('created_at', 'desc').orderBy('name').execute();
-    const members = await this.deps.db.selectFrom('import_group_packages').selectAll().orderBy('name').execute();
+    const groups = await listImportGroups(this.deps.db);
+    const members = await listImportGroupMembers(this.deps.db);
     return groups.map((g) => {
       const packages = members.filter((m) => m.group_name === g.name).map((m) => ({ name: m.name, version: m.version, arch: m.arch, status: m.status, package_id: m.package_id }));
       return { name: g.name, distribution: g.distribution, created_by: g.created_by, created_at: g.created_at, count: packages.length, packages };
@@ -32,23 +35,19 @@ export class ImportGroups {
   }
 
   async delete(name: string, deletePackages: boolean, actor: Actor): Promise<{ group: string; deleted_packages: number; kept_packages: number }> {
-    const group = await this.deps.db.selectFrom('import_groups').select('name').where('name', '=', name).executeTakeFirst();
-    if (!group) throw new DomainError('not_found', 'group_not_found', `Import group ${name} not found`);
-    const members = await this.deps.db.selectFrom('import_group_packages').selectAll().where('group_name', '=', name).execute();
+    if (!(await importGroupExists(this.deps.db, name))) throw new DomainError('not_found', 'group_not_found', `Import group ${name} not found`);
+    const members = await importGroupMembers(this.deps.db, name);
     let doomed: PackageRow[] = [];
     if (deletePackages && members.length > 0) {
       const ids = members.filter((m) => m.status !== 'already_present').map((m) => m.package_id);
       const elsewhere = ids.length
-        ? new Set((await this.deps.db.selectFrom('import_group_packages').select('package_id').where('package_id', 'in', ids).where('group_name', '!=', name).execute()).map((r) => r.package_id))
+        ? new Set(await packagesHeldByOtherGroups(this.deps.db, ids, name))
         : new Set<string>();
       const rows = await Promise.all(ids.filter((id) => !elsewhere.has(id)).map((id) => packageById(this.deps.db, id)));
       doomed = rows.filter((r): r is PackageRow => r !== undefined);
     }
     if (doomed.length) await this.deps.lifecycle.delete(doomed, actor);
-    await this.deps.db.transaction().execute(async (trx) => {
-      await trx.deleteFrom('import_group_packages').where('group_name', '=', name).execute();
-      await trx.deleteFrom('import_groups').where('name', '=', name).execute();
-    });
+    await this.deps.db.transaction().execute((trx) => deleteImportGroup(trx, name));
     const kept = members.length - doomed.length;
     await this.deps.audit.record({
       action: 'IMPORT_GROUP_DELETE', user: actor.username, ip: actor.ip, result: 'SUCCESS',

@@ -7,9 +7,9 @@
  * import of the same file waits for the first and then finds it stored.
  */
 import { randomBytes } from 'node:crypto';
-import { rm } from 'node:fs/promises';
 import type { AuditLog } from '../../adapters/audit/audit-log.js';
 import type { Db } from '../../adapters/db/index.js';
+import { addImportGroupMember, createImportGroup } from '../../adapters/db/import-groups.table.js';
 import { fetchToFile, upstreamUrl } from '../../adapters/upstream/fetcher.js';
 import { DomainError } from '../../domain/errors.js';
 import type { CatalogPackage } from '../../domain/imports/resolve.js';
@@ -109,10 +109,7 @@ export class Importer {
     const ordered = [...plan.values()].sort((a, b) => b.depth - a.depth);
     const group = options.group ?? `import-${isoUtc().replace(/[-:T.Z+]/g, '').slice(0, 14)}-${randomBytes(3).toString('hex')}`;
     const distributions = [...new Set(ordered.map((p) => p.distribution))];
-    await this.deps.db.insertInto('import_groups')
-      .values({ name: group, distribution: distributions.join(','), created_by: options.user, created_at: isoUtc() })
-      .onConflict((oc) => oc.column('name').doNothing())
-      .execute();
+    await createImportGroup(this.deps.db, { name: group, distribution: distributions.join(','), created_by: options.user, created_at: isoUtc() });
     onEvent({ event: 'resolved', total: ordered.length, packages: ordered.map((p) => ({ name: p.pkg.name, version: p.pkg.version, arch: p.pkg.arch })) });
     const packages: ImportedPackage[] = [];
     for (const [index, item] of ordered.entries()) {
@@ -161,7 +158,7 @@ export class Importer {
       // The pipeline's provenance step compares the bytes with the signed index's SHA-256; the
       // size is checked here, as the download cap already bounds it from above.
       if (file.size !== pkg.size) {
-        await rm(file.path, { force: true });
+        await file.remove();
         throw new DomainError('invalid', 'checksum_mismatch', `${pkg.location} is ${file.size} bytes, the signed index says ${pkg.size}`);
       }
       const answer = await this.deps.uploads.upload({ distribution, file, claimedSha256: pkg.sha256, user: options.user, ip: options.ip, audit: { action: 'IMPORT', detail: provenance } });
@@ -179,10 +176,9 @@ export class Importer {
   private async remember(group: string, item: ImportedPackage, pkg: CatalogPackage): Promise<void> {
     const row = await findPackage(this.deps.db, item.distribution, item.name, item.version, item.arch);
     if (!row || row.sha256 !== pkg.sha256) return;
-    await this.deps.db.insertInto('import_group_packages')
-      .values({ group_name: group, package_id: row.id, source_id: pkg.sourceId, name: row.name, version: row.version, arch: row.arch, status: item.status, created_at: isoUtc() })
-      .onConflict((oc) => oc.columns(['group_name', 'package_id']).doNothing())
-      .execute();
+    await addImportGroupMember(this.deps.db, {
+      group_name: group, package_id: row.id, source_id: pkg.sourceId, name: row.name, version: row.version, arch: row.arch, status: item.status, created_at: isoUtc(),
+    });
   }
 }
 

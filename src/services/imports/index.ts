@@ -1,7 +1,8 @@
-/** Import from upstream repositories (issue 9): sources, catalog sync and its daily job. */
+/** Import from upstream repositories: sources, catalog sync and its daily job. */
 import type { Logger } from 'pino';
 import type { AuditLog } from '../../adapters/audit/audit-log.js';
 import type { Db } from '../../adapters/db/index.js';
+import { lastScheduledSyncRun } from '../../adapters/db/import-sources.table.js';
 import { isoUtc } from '../../domain/time.js';
 import { nextSlot, type JobScheduler } from '../jobs.js';
 import type { SettingsService } from '../settings.js';
@@ -57,7 +58,7 @@ export class ImportService {
     const settings = await this.deps.settings.all();
     const time = settings[SCHEDULE_SETTING];
     const enabled = this.deps.jobs.active().some((j) => j.name === IMPORT_SYNC_JOB);
-    const last = await this.deps.db.selectFrom('job_runs').select(['last_run_at', 'last_result']).where('job', '=', IMPORT_SYNC_JOB).executeTakeFirst();
+    const last = await lastScheduledSyncRun(this.deps.db, IMPORT_SYNC_JOB);
     return {
       enabled,
       time,

@@ -1,7 +1,10 @@
-/** Import sources and their sync state in the database (DECISIONS §1: plain arrays). */
+/** Import sources and their sync state. Sources are listed whole: the API answers a plain array, not a page envelope. */
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../adapters/db/index.js';
-import type { ImportSourcesTable, ImportSyncStateTable } from '../../adapters/db/import-schema.js';
+import {
+  deleteImportSource, findImportSource, findSyncState, forgetVerifiedIndex, importSourceNameTaken, insertImportSource, listImportSources,
+  updateImportSource, type ImportSourceRow, type NewImportSourceRow, type SyncStateRow,
+} from '../../adapters/db/import-sources.table.js';
 import { keyFingerprints } from '../../adapters/signing/upstream-verify.js';
 import { DomainError } from '../../domain/errors.js';
 import { defineSource, type SourceDefinition, type SourceInput } from '../../domain/imports/sources.js';
@@ -47,18 +50,17 @@ export class SourceStore {
   constructor(private readonly db: Db) {}
 
   async list(): Promise<StoredSource[]> {
-    const rows = await this.db.selectFrom('import_sources').selectAll().orderBy('name').execute();
-    return rows.map(fromRow);
+    return (await listImportSources(this.db)).map(fromRow);
   }
 
   async get(id: string): Promise<StoredSource> {
-    const row = await this.db.selectFrom('import_sources').selectAll().where('id', '=', id).executeTakeFirst();
+    const row = await findImportSource(this.db, id);
     if (!row) throw notFoundSource(id);
     return fromRow(row);
   }
 
-  async state(id: string): Promise<ImportSyncStateTable> {
-    const row = await this.db.selectFrom('import_sync_state').selectAll().where('source_id', '=', id).executeTakeFirst();
+  async state(id: string): Promise<SyncStateRow> {
+    const row = await findSyncState(this.db, id);
     return row ?? { source_id: id, status: 'never', generation: 0, index_digest: null, etag: null, last_modified: null, last_sync_at: null, last_success_at: null, last_error: null, count: 0 };
   }
 
@@ -69,8 +71,7 @@ export class SourceStore {
     const id = randomUUID();
     await this.db.transaction().execute(async (trx) => {
       await this.assertNameFree(trx, def.name, null);
-      await trx.insertInto('import_sources').values({ id, ...toRow(def), created_by: user, created_at: now, updated_at: now }).execute();
-      await trx.insertInto('import_sync_state').values({ source_id: id, status: 'never', generation: 0, count: 0 }).execute();
+      await insertImportSource(trx, { id, ...toRow(def), created_by: user, created_at: now, updated_at: now }, { source_id: id, status: 'never', generation: 0, count: 0 });
     }).catch(rethrowDuplicate(def.name));
     return this.get(id);
   }
@@ -83,22 +84,17 @@ export class SourceStore {
       || def.baseurl !== current.baseurl || def.suite !== current.suite;
     await this.db.transaction().execute(async (trx) => {
       await this.assertNameFree(trx, def.name, id);
-      await trx.updateTable('import_sources').set({ ...toRow(def), updated_at: isoUtc() }).where('id', '=', id).execute();
+      await updateImportSource(trx, id, { ...toRow(def), updated_at: isoUtc() });
       // A catalog vouched for by another key or location must be re-verified: the next sync
       // may not skip it as unchanged.
-      if (trustChanged) await trx.updateTable('import_sync_state').set({ index_digest: null, etag: null, last_modified: null }).where('source_id', '=', id).execute();
+      if (trustChanged) await forgetVerifiedIndex(trx, id);
     }).catch(rethrowDuplicate(def.name));
     return this.get(id);
   }
 
   async delete(id: string): Promise<void> {
     await this.get(id);
-    await this.db.transaction().execute(async (trx) => {
-      await trx.deleteFrom('import_catalog_provides').where('source_id', '=', id).execute();
-      await trx.deleteFrom('import_catalog').where('source_id', '=', id).execute();
-      await trx.deleteFrom('import_sync_state').where('source_id', '=', id).execute();
-      await trx.deleteFrom('import_sources').where('id', '=', id).execute();
-    });
+    await this.db.transaction().execute((trx) => deleteImportSource(trx, id));
   }
 
   async view(source: StoredSource): Promise<SourceView> {
@@ -123,13 +119,11 @@ export class SourceStore {
   }
 
   private async assertNameFree(trx: Db, name: string, self: string | null): Promise<void> {
-    let query = trx.selectFrom('import_sources').select('id').where('name', '=', name);
-    if (self) query = query.where('id', '!=', self);
-    if (await query.executeTakeFirst()) throw new DomainError('conflict', 'source_exists', `An import source named ${name} exists`);
+    if (await importSourceNameTaken(trx, name, self)) throw new DomainError('conflict', 'source_exists', `An import source named ${name} exists`);
   }
 }
 
-export function stateView(state: ImportSyncStateTable): SyncStateView {
+export function stateView(state: SyncStateRow): SyncStateView {
   return { status: state.status, count: Number(state.count), last_sync: state.last_sync_at, last_success: state.last_success_at, last_error: state.last_error };
 }
 
@@ -152,7 +146,7 @@ function rethrowDuplicate(name: string) {
   };
 }
 
-function toRow(def: SourceDefinition): Omit<ImportSourcesTable, 'id' | 'created_by' | 'created_at' | 'updated_at'> {
+function toRow(def: SourceDefinition): Omit<NewImportSourceRow, 'id' | 'created_by' | 'created_at' | 'updated_at'> {
   return {
     name: def.name, type: def.type, url: def.url, suite: def.suite,
     components: JSON.stringify(def.components), architectures: JSON.stringify(def.architectures),
@@ -160,7 +154,7 @@ function toRow(def: SourceDefinition): Omit<ImportSourcesTable, 'id' | 'created_
   };
 }
 
-function fromRow(row: ImportSourcesTable): StoredSource {
+function fromRow(row: ImportSourceRow): StoredSource {
   return {
     id: row.id, name: row.name, type: row.type as StoredSource['type'], url: row.url, suite: row.suite,
     components: JSON.parse(row.components) as string[], architectures: JSON.parse(row.architectures) as string[],

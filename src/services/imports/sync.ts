@@ -1,12 +1,13 @@
 /**
- * Catalog synchronisation of import sources (API.md Import, issue 9): verify the signed index,
- * skip when it is unchanged, otherwise read every index it lists into a new catalog generation
- * that replaces the previous one only once all of it verified and parsed. Audit `SYNC`.
+ * Catalog synchronisation of import sources: verify the signed index, skip when it is unchanged,
+ * otherwise read every index it lists into a new catalog generation that replaces the previous
+ * one only once all of it verified and parsed. Audit `SYNC`.
  */
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { AuditLog } from '../../adapters/audit/audit-log.js';
 import type { Db } from '../../adapters/db/index.js';
+import { claimSourceSync, recordSyncFailure, recordSyncUnchanged } from '../../adapters/db/import-sources.table.js';
 import { DomainError } from '../../domain/errors.js';
 import { isoUtc } from '../../domain/time.js';
 import { CatalogWriter } from './catalog-store.js';
@@ -96,7 +97,7 @@ export class SyncService {
       );
       if (index.unchanged304 || (hasCatalog && index.digest === state.index_digest)) {
         const count = Number(state.count);
-        await db.updateTable('import_sync_state').set({ status: 'success', last_sync_at: isoUtc(), last_error: null, etag: index.etag ?? state.etag, last_modified: index.lastModified ?? state.last_modified }).where('source_id', '=', source.id).execute();
+        await recordSyncUnchanged(db, source.id, isoUtc(), { etag: index.etag ?? state.etag, lastModified: index.lastModified ?? state.last_modified });
         await audit.record({ action: 'SYNC', user, result: 'SUCCESS', detail: `source ${source.name}: signed index unchanged, ${count} packages` });
         emit('unchanged', count);
         return { source_id: source.id, source: source.name, status: 'unchanged', count, detail: null, code: null };
@@ -120,7 +121,7 @@ export class SyncService {
       const { detail, code } = describe(error);
       if (!(error instanceof DomainError)) this.deps.log.error({ err: error, source: source.name }, 'import sync failed');
       await writer?.abort().catch((err: unknown) => this.deps.log.warn({ err }, 'could not drop a failed sync generation'));
-      await db.updateTable('import_sync_state').set({ status: 'failed', last_sync_at: isoUtc(), last_error: detail }).where('source_id', '=', source.id).execute();
+      await recordSyncFailure(db, source.id, isoUtc(), detail);
       await audit.record({ action: 'SYNC', user, result: 'FAILURE', detail: `source ${source.name}: ${detail}` });
       emit('failed', Number(state.count), { detail, code });
       return { source_id: source.id, source: source.name, status: 'failed', count: Number(state.count), detail, code };
@@ -130,13 +131,7 @@ export class SyncService {
   /** Marks the source as syncing; another replica's live sync of it makes this one wait its turn. */
   private async claim(sourceId: string): Promise<void> {
     const staleBefore = isoUtc(new Date(Date.now() - STALE_SYNC_MS));
-    const result = await this.deps.db
-      .updateTable('import_sync_state')
-      .set({ status: 'syncing', last_sync_at: isoUtc() })
-      .where('source_id', '=', sourceId)
-      .where((eb) => eb.or([eb('status', '!=', 'syncing'), eb('last_sync_at', 'is', null), eb('last_sync_at', '<', staleBefore)]))
-      .executeTakeFirst();
-    if (Number(result.numUpdatedRows) !== 1) throw new DomainError('conflict', 'sync_in_progress', 'This source is being synchronised by another process');
+    if (!(await claimSourceSync(this.deps.db, sourceId, isoUtc(), staleBefore))) throw new DomainError('conflict', 'sync_in_progress', 'This source is being synchronised by another process');
   }
 }
 

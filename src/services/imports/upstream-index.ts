@@ -4,12 +4,9 @@
  * against the signed size and digest before a byte of it is parsed.
  */
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { rm } from 'node:fs/promises';
 import { StringDecoder } from 'node:string_decoder';
 import type { Readable } from 'node:stream';
 import { fetchSmall, fetchToFile, upstreamUrl, type FetchLimits } from '../../adapters/upstream/fetcher.js';
-import type { HashedTempFile } from '../../adapters/storage/hash-stream.js';
 import { verifyCleartext, verifyDetached } from '../../adapters/signing/upstream-verify.js';
 import { createBoundedDecompressor, type Compression } from '../../domain/compression.js';
 import { DomainError } from '../../domain/errors.js';
@@ -146,17 +143,17 @@ async function withVerifiedFile(
   use: (stream: Readable) => Promise<void>,
   compression: Compression,
 ): Promise<void> {
-  const file: HashedTempFile | null = await fetchToFile(url, limits.index, tempDir);
+  const file = await fetchToFile(url, limits.index, tempDir);
   if (!file) throw refused('index_missing', `${url} is listed in the signed index but not found`);
   try {
     const mismatch = (signed.size !== null && file.size !== signed.size)
       || (signed.sha256 && file.sha256 !== signed.sha256)
       || (signed.sha512 && file.sha512 !== signed.sha512);
     if (mismatch) throw refused('checksum_mismatch', `${url} does not match the size and checksum of the signed index`);
-    const stream = createReadStream(file.path).pipe(createBoundedDecompressor(compression, { maxOutputBytes: limits.maxIndexBytes, maxRatio: 200 }, file.size));
+    const stream = file.stream().pipe(createBoundedDecompressor(compression, { maxOutputBytes: limits.maxIndexBytes, maxRatio: 200 }, file.size));
     await use(stream);
   } finally {
-    await rm(file.path, { force: true });
+    await file.remove();
   }
 }
 

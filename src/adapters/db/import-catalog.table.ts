@@ -1,0 +1,91 @@
+/**
+ * The catalogs of upstream packages, generation by generation (see migration 0007): readers see
+ * only each source's current generation, the one its sync state names.
+ */
+import { sql, type Insertable, type Selectable } from 'kysely';
+import type { Db } from './index.js';
+import type { ImportCatalogProvidesTable, ImportCatalogTable } from './import-schema.js';
+
+export type CatalogRow = Selectable<ImportCatalogTable>;
+export type NewCatalogRow = Insertable<ImportCatalogTable>;
+export type NewCatalogProvidesRow = Insertable<ImportCatalogProvidesTable>;
+/** A catalog package with the name, version and flags under which it provides a looked-up name. */
+export type CatalogProviderRow = CatalogRow & { provided_name: string; provided_version: string | null; provided_flags: number | null };
+
+/** Rows per INSERT: 400 catalog rows are 4,800 bind parameters, well under SQLite's and PostgreSQL's limits. */
+export const CATALOG_ROWS_PER_INSERT = 400;
+
+/** Inserts catalog rows, CATALOG_ROWS_PER_INSERT per statement. */
+export async function insertCatalogRows(db: Db, rows: readonly NewCatalogRow[]): Promise<void> {
+  for (let i = 0; i < rows.length; i += CATALOG_ROWS_PER_INSERT) await db.insertInto('import_catalog').values(rows.slice(i, i + CATALOG_ROWS_PER_INSERT)).execute();
+}
+
+/** Inserts provided names, CATALOG_ROWS_PER_INSERT per statement. */
+export async function insertCatalogProvides(db: Db, rows: readonly NewCatalogProvidesRow[]): Promise<void> {
+  for (let i = 0; i < rows.length; i += CATALOG_ROWS_PER_INSERT) await db.insertInto('import_catalog_provides').values(rows.slice(i, i + CATALOG_ROWS_PER_INSERT)).execute();
+}
+
+/** Drops every generation of the source's catalog but `keep`. */
+export async function dropCatalogGenerationsExcept(db: Db, sourceId: string, keep: number): Promise<void> {
+  await db.deleteFrom('import_catalog_provides').where('source_id', '=', sourceId).where('generation', '!=', keep).execute();
+  await db.deleteFrom('import_catalog').where('source_id', '=', sourceId).where('generation', '!=', keep).execute();
+}
+
+export async function dropCatalogGeneration(db: Db, sourceId: string, generation: number): Promise<void> {
+  await db.deleteFrom('import_catalog_provides').where('source_id', '=', sourceId).where('generation', '=', generation).execute();
+  await db.deleteFrom('import_catalog').where('source_id', '=', sourceId).where('generation', '=', generation).execute();
+}
+
+/** Per-source generation in use (sources never synced have none), of all sources or of `sourceIds`. */
+export async function currentGenerations(db: Db, sourceIds?: string[]): Promise<Map<string, number>> {
+  let query = db.selectFrom('import_sync_state').select(['source_id', 'generation']).where('generation', '>', 0);
+  if (sourceIds) query = query.where('source_id', 'in', sourceIds.length ? sourceIds : ['']);
+  const rows = await query.execute();
+  return new Map(rows.map((r) => [r.source_id, Number(r.generation)]));
+}
+
+/**
+ * A page of the packages of the given generations whose lower-cased name contains `needle`
+ * (lower-case), exact matches first, and how many match. `generations` must not be empty.
+ */
+export async function searchCatalog(
+  db: Db,
+  generations: ReadonlyMap<string, number>,
+  needle: string,
+  page: { page: number; perPage: number },
+): Promise<{ total: number; rows: CatalogRow[] }> {
+  const pattern = `%${needle.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  const base = () => db.selectFrom('import_catalog').where((eb) => eb.or(
+    [...generations].map(([id, generation]) => eb.and([eb('source_id', '=', id), eb('generation', '=', generation)])),
+  )).where(sql<boolean>`lower(name) like ${pattern} escape '\\'`);
+  const total = Number((await base().select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst())?.n ?? 0);
+  const rows = await base()
+    .selectAll()
+    .orderBy((eb) => eb.case().when(eb.fn('lower', ['name']), '=', needle).then(0).else(1).end())
+    .orderBy('name')
+    .orderBy('source_id')
+    .orderBy('seq')
+    .limit(page.perPage)
+    .offset((page.page - 1) * page.perPage)
+    .execute();
+  return { total, rows };
+}
+
+/** The packages of one source generation named one of `names` (served by the (source_id, generation, name) index). */
+export function catalogPackagesNamed(db: Db, sourceId: string, generation: number, names: readonly string[]): Promise<CatalogRow[]> {
+  return db.selectFrom('import_catalog').selectAll()
+    .where('source_id', '=', sourceId).where('generation', '=', generation).where('name', 'in', names).execute();
+}
+
+/** The packages of one source generation that provide one of `names` (a Provides, or an RPM file path). */
+export function catalogProvidersOf(db: Db, sourceId: string, generation: number, names: readonly string[]): Promise<CatalogProviderRow[]> {
+  return db
+    .selectFrom('import_catalog_provides as p')
+    .innerJoin('import_catalog as c', (join) => join.onRef('c.source_id', '=', 'p.source_id').onRef('c.generation', '=', 'p.generation').onRef('c.seq', '=', 'p.seq'))
+    .selectAll('c')
+    .select(['p.name as provided_name', 'p.version as provided_version', 'p.flags as provided_flags'])
+    .where('p.source_id', '=', sourceId)
+    .where('p.generation', '=', generation)
+    .where('p.name', 'in', names)
+    .execute();
+}
