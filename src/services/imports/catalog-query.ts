@@ -13,7 +13,7 @@ import { resolveClosure, type CatalogPackage, type Closure, type ResolverFormat 
 import { debFormat, rpmFormat, type NameLookups } from '../../domain/imports/resolve-formats.js';
 import { compareDebianVersions } from '../../domain/deb/version.js';
 import { compareEvr, parseEvr } from '../../domain/rpm/vercmp.js';
-import { providesLookup } from '../packages/package-store.js';
+import { providesLookup } from '../packages/provides.js';
 
 export const catalogEmpty = () =>
   new DomainError('invalid', 'catalog_empty', 'No import catalog yet: add a source and synchronise it (POST /import/sync)');

@@ -11,7 +11,7 @@ import {
 import { DomainError } from '../../domain/errors.js';
 import type { Actor } from '../actor.js';
 import type { PackageLifecycle } from '../packages/lifecycle.js';
-import { packageById, type PackageRow } from '../packages/package-store.js';
+import { packageById, type PackageRow } from '../../adapters/db/packages.table.js';
 
 export interface GroupView {
   name: string;

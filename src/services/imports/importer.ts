@@ -14,7 +14,7 @@ import { fetchToFile, upstreamUrl } from '../../adapters/upstream/fetcher.js';
 import { DomainError } from '../../domain/errors.js';
 import type { CatalogPackage } from '../../domain/imports/resolve.js';
 import { isoUtc } from '../../domain/time.js';
-import { findPackage } from '../packages/package-store.js';
+import { findPackage } from '../../adapters/db/packages.table.js';
 import type { UploadResult, UploadService } from '../upload.js';
 import type { CatalogQuery } from './catalog-query.js';
 import type { SourceStore } from './source-store.js';

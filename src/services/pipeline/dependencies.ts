@@ -1,6 +1,6 @@
 import type { PipelineStep } from '../../domain/pipeline/types.js';
 import { handlerFor } from '../formats/index.js';
-import { providesLookup } from '../packages/package-store.js';
+import { providesLookup } from '../packages/provides.js';
 import type { PipelineDeps } from './deps.js';
 
 /**

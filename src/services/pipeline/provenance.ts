@@ -1,6 +1,6 @@
 import { DomainError } from '../../domain/errors.js';
 import { rejectUpload, type PipelineStep } from '../../domain/pipeline/types.js';
-import { findPackage } from '../packages/package-store.js';
+import { findPackage } from '../../adapters/db/packages.table.js';
 import type { PipelineDeps } from './deps.js';
 
 /**
