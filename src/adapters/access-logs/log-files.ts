@@ -36,7 +36,14 @@ export interface AccessLogFiles {
 }
 
 function openContent(file: AccessLogFile, start: number): Readable {
-  if (file.gzip) return createReadStream(file.path).pipe(createGunzip());
+  if (file.gzip) {
+    // pipe() does not forward errors: a file rotated away between listing and reading must fail
+    // the read, not surface later as an uncaught exception.
+    const source = createReadStream(file.path);
+    const gunzip = createGunzip();
+    source.once('error', (error) => gunzip.destroy(error));
+    return source.pipe(gunzip);
+  }
   return createReadStream(file.path, { start, end: file.size - 1 });
 }
 
