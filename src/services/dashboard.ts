@@ -4,10 +4,11 @@
  * aggregated rows.
  */
 import {
-  countAllPackages, countFindingsBySeverity, countHistoryByDay, countPackagesByDistributionAndStatus, countPackagesInStatuses, findRecentAuditEntries,
+  countFindingsBySeverity, countHistoryByDay, countPackagesByDistributionAndStatus, countPackagesInStatuses, findRecentAuditEntries,
   lowestAuditSeq, sumStorageByFormat,
 } from '../adapters/db/dashboard.table.js';
 import type { Db } from '../adapters/db/index.js';
+import { countPackages } from '../adapters/db/packages.table.js';
 import { HISTORY_SERIES_NAMES, RECENT_ACTIVITY, type HistorySeries } from '../domain/dashboard.js';
 import { DISTRIBUTIONS, findDistribution, PACKAGE_STATUSES } from '../domain/distributions.js';
 import { SEVERITIES, type Severity } from '../domain/security/index.js';
@@ -124,7 +125,7 @@ export class DashboardService {
 
   /** GET /dashboard/summary */
   async summary(): Promise<DashboardSummary> {
-    const total = await countAllPackages(this.db);
+    const total = await countPackages(this.db);
     const pending = await countPackagesInStatuses(this.db, REVIEW_STATUSES);
     const findings = await countFindingsBySeverity(this.db);
     const recent = await findRecentAuditEntries(this.db, RECENT_ACTIVITY);

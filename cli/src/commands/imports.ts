@@ -18,8 +18,8 @@ interface ImportReport {
   unsatisfiable: Array<{ required_by: string; relation: string; reason: string }>;
 }
 
-/** An import outcome's exit code; a package already stored counts as a success. */
-const codeOf = (status: string): ExitCode => (status === 'already_present' ? EXIT.ok : exitCodeForStatus(status === 'failed' ? 'error' : status));
+/** An import outcome's exit code; a package already stored counts as a success, `failed` as an error (1). */
+const codeOf = (status: string): ExitCode => (status === 'already_present' ? EXIT.ok : exitCodeForStatus(status));
 
 export function registerImportCommands(program: Command): void {
   const imports = program.command('import').description('Packages from the configured upstream repositories');

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { ApiClient } from '../client.js';
-import { ApiError, UsageError } from '../errors.js';
+import { UsageError } from '../errors.js';
 import { EXIT, exitCodeForStatus, type ExitCode } from '../exit-codes.js';
 import { positiveInteger, runs, seg, type Runtime } from '../runtime.js';
 
@@ -104,9 +104,4 @@ export function describeVersion(rt: Runtime, v: VersionView): string {
   if (v.sla_deadline) lines.push(`  review deadline: ${v.sla_deadline}`);
   for (const reason of v.reasons ?? []) lines.push(`  reason: ${reason}`);
   return lines.join('\n');
-}
-
-/** A 404 for a version names what was looked for, not the route. */
-export function isNotFound(error: unknown): boolean {
-  return error instanceof ApiError && error.status === 404;
 }

@@ -69,11 +69,6 @@ export async function countHistoryByDay(db: Db, from: string, to: string): Promi
   });
 }
 
-export async function countAllPackages(db: Db): Promise<number> {
-  const total = await db.selectFrom('packages').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst();
-  return Number(total?.n ?? 0);
-}
-
 /** Packages per status, among these statuses (statuses without a package are absent). */
 export async function countPackagesInStatuses(db: Db, statuses: readonly PackageStatus[]): Promise<Array<{ status: PackageStatus; n: number }>> {
   return db

@@ -1,7 +1,8 @@
 import type { Insertable, Selectable } from 'kysely';
 import { INDEXED_STATUSES } from '../../domain/distributions.js';
 import type { Db } from './index.js';
-import type { PackagesTable, SbomInventoryTable, SecurityDecisionsTable } from './schema.js';
+import type { DecisionRow } from './decisions.table.js';
+import type { PackagesTable, SbomInventoryTable } from './schema.js';
 
 /** The columns an SBOM needs (not the index entry or file list). */
 export const SBOM_COLUMNS = [
@@ -10,7 +11,6 @@ export const SBOM_COLUMNS = [
 ] as const;
 export type SbomRow = Pick<Selectable<PackagesTable>, (typeof SBOM_COLUMNS)[number]>;
 
-export type SecurityDecisionRow = Selectable<SecurityDecisionsTable>;
 export type SbomInventoryInsert = Insertable<SbomInventoryTable>;
 
 /** Every name (package or virtual, not file) the distribution's indexed packages provide, with its provider. */
@@ -71,7 +71,7 @@ export async function findSbomRowsByIds(db: Db, ids: readonly string[]): Promise
 }
 
 /** Decision records of every version and arch of these package names. */
-export async function findDecisionsForNames(db: Db, names: readonly string[]): Promise<SecurityDecisionRow[]> {
+export async function findDecisionsForNames(db: Db, names: readonly string[]): Promise<DecisionRow[]> {
   return db.selectFrom('security_decisions').selectAll().where('name', 'in', names).execute();
 }
 
