@@ -79,7 +79,7 @@ async function indexEntryOf(path: string, dist: Distribution): Promise<string> {
   const hex = (algo: string) => createHash(algo).update(data).digest('hex');
   const facts: FileFacts = { size: data.length, md5: hex('md5'), sha1: hex('sha1'), sha256: hex('sha256'), sha512: hex('sha512') };
   const fileTime = Math.floor((await stat(path)).mtimeMs / 1000);
-  return rpmHandler.indexEntry(pkg, facts, rpmHandler.poolPath(pkg, dist), fileTime);
+  return rpmHandler.indexEntry(pkg, facts, rpmHandler.poolPath(pkg, dist, null), fileTime);
 }
 
 /**

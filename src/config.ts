@@ -30,6 +30,8 @@ export interface Config {
   settingsKey: string | null;
   bcryptRounds: number;
   signingKeyAlgorithm: 'rsa4096' | 'ed25519';
+  /** How long, after RPM packages are re-signed, the files the repodata no longer lists stay served. */
+  rpmResignGraceMs: number;
   /** Reverse-proxy access logs to count downloads from (a folder and a file-name glob); null = none. */
   accessLogPath: string | null;
   /** The only folder file:// feed URLs may read from; null = file:// feeds refused. */
@@ -154,6 +156,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     settingsKey: env.SETTINGS_KEY || null,
     bcryptRounds: int(env, 'BCRYPT_ROUNDS', 10, 4),
     signingKeyAlgorithm: oneOf('SIGNING_KEY_ALGORITHM', env.SIGNING_KEY_ALGORITHM, ['rsa4096', 'ed25519'] as const, 'rsa4096'),
+    rpmResignGraceMs: int(env, 'RPM_RESIGN_GRACE_SECONDS', 300, 0) * 1000,
     accessLogPath: resolveAccessLogPath(env),
     feedsDir: allowedDir(env, 'FEEDS_DIR'),
     caBundleDir: allowedDir(env, 'CA_BUNDLE_DIR'),

@@ -55,7 +55,7 @@ export async function seedPackages(db: Db, count: number, now: number): Promise<
     const at = withinYear(now);
     const base: PackageRow = {
       id: `bench-${i}`, distribution: dist.codename, format: dist.format, name, version, arch, status: status(), cve_status: 'no_findings',
-      sha256: sha(filename), sha512: 'b'.repeat(128), sha1: 'c'.repeat(40), md5: 'd'.repeat(32), size: 20_000 + rand(5_000_000),
+      sha256: sha(filename), upload_sha256: sha(filename), upload_size: 0, signed_by: null, sha512: 'b'.repeat(128), sha1: 'c'.repeat(40), md5: 'd'.repeat(32), size: 20_000 + rand(5_000_000),
       filename, pool_path: poolPath, source_name: name, source_version: version,
       metadata: JSON.stringify({ description: filler(1200), maintainer: 'Bench <bench@example.org>' }),
       index_entry: `Package: ${name}\nVersion: ${version}\n${filler(700)}\n`, relations: '{}',

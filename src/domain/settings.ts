@@ -1,5 +1,7 @@
 import { Type, type TSchema } from 'typebox';
+import { DISTRIBUTIONS } from './distributions.js';
 import { RATE_LIMIT_NAMES } from './rate-limits.js';
+import { RPM_SIGNATURE_POLICIES } from './rpm/signature-policy.js';
 import { appUrlProblem, caBundlePathProblem, feedUrlProblem, normaliseAppUrl, type AllowedDirs } from './settings-rules.js';
 
 /**
@@ -33,6 +35,8 @@ export interface SettingProblem {
 const problem = (msg: string | null, loc: string[] = []): SettingProblem[] => (msg ? [{ loc, msg }] : []);
 const nullable = (rule: (value: string, dirs: AllowedDirs) => string | null) => (value: string | null, dirs: AllowedDirs) =>
   value === null ? [] : problem(rule(value, dirs));
+
+const ARMORED_KEY = /-----BEGIN PGP PUBLIC KEY BLOCK-----[\s\S]+-----END PGP PUBLIC KEY BLOCK-----/;
 
 const time = () => Type.String({ pattern: '^([01]\\d|2[0-3]):[0-5]\\d$' });
 const action = () => Type.Union([Type.Literal('block'), Type.Literal('review'), Type.Literal('warn'), Type.Literal('allow')]);
@@ -110,6 +114,22 @@ export const SETTINGS = {
     default: null,
     check: nullable(feedUrlProblem),
     description: 'KEV catalog JSON feed',
+  },
+  rpm_signature_policy: {
+    schema: Type.Union(RPM_SIGNATURE_POLICIES.map((p) => Type.Literal(p))),
+    default: 'replace',
+    description: "What admission does with an RPM's own signature: replace it with the repository's, keep it, or refuse unsigned RPMs",
+  },
+  rpm_trusted_keys: {
+    // Keyed by RPM distribution: a misspelt or APT codename would otherwise be stored and ignored.
+    schema: Type.Object(
+      Object.fromEntries(DISTRIBUTIONS.filter((d) => d.format === 'rpm').map((d) => [d.codename, Type.Optional(Type.String({ maxLength: 256 * 1024 }))])),
+      { additionalProperties: false },
+    ),
+    default: {},
+    check: (keys: Record<string, string>) =>
+      Object.entries(keys).flatMap(([codename, armored]) => problem(ARMORED_KEY.test(armored) ? null : 'not an armored OpenPGP public key block', [codename])),
+    description: 'Per RPM distribution, armored public keys one of which must have signed every upload (none: no upstream signature required)',
   },
   schedule_security_sync: { schema: time(), default: '03:00', description: 'Daily security feed sync (UTC, HH:MM)' },
   schedule_retention: { schema: time(), default: '02:00', description: 'Daily retention run (UTC, HH:MM)' },

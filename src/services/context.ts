@@ -9,6 +9,8 @@ import { writeSecretFile } from '../adapters/crypto/secret-file.js';
 import { pingDatabase } from '../adapters/db/health.table.js';
 import { migrateToLatest, openDatabase, type Db, type DbDialect } from '../adapters/db/index.js';
 import { Metrics } from '../adapters/metrics/metrics.js';
+import { readUpstreamKeys } from '../adapters/signing/upstream-verify.js';
+import type { SettingKey, SettingProblem } from '../domain/settings.js';
 import { AccountSecurity } from './account-security.js';
 import { ApiTokenService } from './api-tokens.js';
 import { AuthService } from './auth.js';
@@ -70,6 +72,16 @@ export interface OutboundMail {
   send(to: string[], subject: string, text: string): Promise<'sent' | 'not_configured'>;
 }
 
+/** Every trusted RPM key block in a settings patch must parse as OpenPGP public keys. */
+async function trustedKeyProblems(patch: Partial<Record<SettingKey, unknown>>): Promise<SettingProblem[]> {
+  const keys = (patch.rpm_trusted_keys ?? {}) as Record<string, string>;
+  const problems: SettingProblem[] = [];
+  for (const [codename, armored] of Object.entries(keys)) {
+    await readUpstreamKeys(armored).catch(() => problems.push({ loc: ['rpm_trusted_keys', codename], msg: 'the key block does not parse as OpenPGP public keys' }));
+  }
+  return problems;
+}
+
 export async function createContext(config: Config, log: Logger): Promise<AppContext> {
   const { db, dialect, close } = openDatabase(config.databaseUrl, config.dataDir);
   await migrateToLatest(db);
@@ -77,7 +89,7 @@ export async function createContext(config: Config, log: Logger): Promise<AppCon
   const audit = await AuditLog.open(join(config.dataDir, 'audit'), databaseAuditIndex(db));
   const users = new UserService(db, config.bcryptRounds);
   const tokens = new ApiTokenService(db);
-  const settings = new SettingsService(db, box, { dirs: { feedsDir: config.feedsDir, caBundleDir: config.caBundleDir }, audit });
+  const settings = new SettingsService(db, box, { dirs: { feedsDir: config.feedsDir, caBundleDir: config.caBundleDir }, audit, verify: trustedKeyProblems });
   const directory = createDirectoryLogin({ settings, edition: config.edition, log, ldap: { caBundleDir: config.caBundleDir } });
   const lockout = new Lockout(db);
   const auth = new AuthService({ users, tokens, lockout, audit, box, jwtSecret: config.jwtSecret, expireMinutes: config.jwtExpireMinutes, directory });
@@ -92,7 +104,7 @@ export async function createContext(config: Config, log: Logger): Promise<AppCon
     await pingDatabase(db);
     return { ok: true, configured: true, dialect };
   }, true);
-  const repo = await createRepository({ config, db, dialect, box, audit, metrics, health, log });
+  const repo = await createRepository({ config, db, dialect, box, audit, metrics, health, settings, log });
   const security = createSecurity({ config, db, settings, metrics, log, repo, audit, notifier, health });
   const jobs = new JobScheduler(db, settings, log, config.edition);
   registerSecurityJobs(jobs, security, db);
@@ -108,6 +120,10 @@ export async function createContext(config: Config, log: Logger): Promise<AppCon
     closers: [close, () => notifier.idle(10_000)],
   };
   ctx.closers.push(() => repo.publisher.idle());
+  ctx.closers.push(async () => {
+    repo.resigner.stop();
+    await repo.resigner.idle();
+  });
   ctx.closers.push(() => jobs.stop());
   // Buffered download counts are written before the database closes.
   downloads.start();

@@ -15,6 +15,9 @@ import { FsPackageFiles } from '../adapters/storage/fs-package-files.js';
 import type { PackageFiles } from '../adapters/storage/interfaces.js';
 import { PackageLifecycle } from './packages/lifecycle.js';
 import { SigningKeys } from './publishing/signing-keys.js';
+import { RpmResigner } from './publishing/rpm-resigner.js';
+import { RpmPackageSigning } from './packages/rpm-signing.js';
+import type { SettingsService } from './settings.js';
 import { noCveScanner } from './pipeline/cve.js';
 import type { CveScanner } from './pipeline/deps.js';
 import { AptIndexWriter } from '../adapters/storage/apt-index-writer.js';
@@ -32,6 +35,10 @@ export interface Repository {
   lifecycle: PackageLifecycle;
   /** The signing key's description and rotation. */
   keys: SigningKeys;
+  /** The repository's signature on admitted RPMs: the upload's own checked, the package signed. */
+  rpmSigning: RpmPackageSigning;
+  /** Signs what the RPM distributions hold with the active key, in the background. */
+  resigner: RpmResigner;
   antivirus: AntivirusScanner | null;
   /** Swapped in by the vulnerability scanner once it is built. */
   cve: { scanner: CveScanner };
@@ -45,6 +52,7 @@ interface RepositoryDeps {
   audit: AuditLog;
   metrics: Metrics;
   health: HealthService;
+  settings: Pick<SettingsService, 'all'>;
   log: Logger;
 }
 
@@ -72,8 +80,17 @@ export async function createRepository(deps: RepositoryDeps): Promise<Repository
     log,
   );
   const cve = { scanner: noCveScanner as CveScanner };
+  const rpmSigning = new RpmPackageSigning({
+    rules: async (codename) => {
+      const settings = await deps.settings.all();
+      const trusted: Partial<Record<string, string>> = settings.rpm_trusted_keys;
+      return { policy: settings.rpm_signature_policy, trustedKeys: trusted[codename] || null };
+    },
+    signer: () => keyring.ensureKey(),
+    tempDir: files.tempDir,
+  });
   const uploads = new UploadService(
-    { db, files, publisher, antivirus, log, cve: { assess: (pkg, dist, path) => cve.scanner.assess(pkg, dist, path) } },
+    { db, files, publisher, antivirus, log, rpmSigning, cve: { assess: (pkg, dist, path) => cve.scanner.assess(pkg, dist, path) } },
     deps.audit,
     deps.metrics,
   );
@@ -95,8 +112,9 @@ export async function createRepository(deps: RepositoryDeps): Promise<Repository
   await registerDistributions(db);
   deps.metrics.sources.packagesTotal = () => countPackages(db);
   const lifecycle = new PackageLifecycle(db, files, publisher, deps.audit);
-  const keys = new SigningKeys(db, keyring, publisher, deps.audit);
-  return { files, keyring, publisher, uploads, lifecycle, keys, antivirus, cve };
+  const resigner = new RpmResigner({ db, files, publisher, keyring, log, graceMs: config.rpmResignGraceMs });
+  const keys = new SigningKeys(db, keyring, publisher, resigner, deps.audit);
+  return { files, keyring, publisher, uploads, lifecycle, keys, rpmSigning, resigner, antivirus, cve };
 }
 
 /** Every distribution of the table has its row (created at first start, kept afterwards). */
@@ -111,13 +129,16 @@ async function registerDistributions(db: Db): Promise<void> {
 /**
  * After start-up (not before: the service is ready at once): create the signing key if there is
  * none, then publish every distribution whose index is older than its content — all of them on
- * the first start, those a crash interrupted afterwards.
+ * the first start, those a crash interrupted afterwards — and re-sign the RPMs not signed by the
+ * active key.
  */
 export async function publishStaleIndexes(repo: Repository, log: Logger): Promise<void> {
   try {
     await repo.files.removeAbandonedTempFiles();
     await repo.keyring.ensureKey();
     for (const codename of await repo.publisher.stale()) await repo.publisher.request(codename);
+    // Finishes a re-signing a stop interrupted, and signs RPMs stored before packages were signed.
+    void repo.resigner.start();
   } catch (error) {
     log.error({ err: error }, 'initial publishing failed');
   }

@@ -6,7 +6,7 @@ import type { SecretBox } from '../adapters/crypto/secret-box.js';
 import { DomainError } from '../domain/errors.js';
 import type { AllowedDirs } from '../domain/settings-rules.js';
 import {
-  SECRET_MASK, SETTINGS, SETTING_KEYS, isSecretSetting, normaliseSetting, secretsClearedBy, settingProblems, type SettingKey,
+  SECRET_MASK, SETTINGS, SETTING_KEYS, isSecretSetting, normaliseSetting, secretsClearedBy, settingProblems, type SettingKey, type SettingProblem,
 } from '../domain/settings.js';
 
 export type SettingValue<K extends SettingKey> = Static<(typeof SETTINGS)[K]['schema']>;
@@ -31,6 +31,8 @@ export interface SettingsOptions {
   dirs: AllowedDirs;
   /** Where SETTINGS_CHANGE entries go; every caller of update() gets the same entry. */
   audit?: Pick<AuditLog, 'record'>;
+  /** Checks that need an adapter (parsing OpenPGP keys), run on a patch that passed the declared rules. */
+  verify?: (patch: Partial<Record<SettingKey, unknown>>) => Promise<SettingProblem[]>;
 }
 
 /**
@@ -81,7 +83,8 @@ export class SettingsService {
    * it GOT.
    */
   async update(patch: Partial<Record<SettingKey, unknown>>, actor: SettingsActor | string): Promise<SettingsChange> {
-    const problems = settingProblems(patch, this.options.dirs);
+    let problems = settingProblems(patch, this.options.dirs);
+    if (problems.length === 0 && this.options.verify) problems = await this.options.verify(patch);
     if (problems.length > 0) {
       const errors = problems.map((p) => ({ loc: ['body', ...p.loc], msg: p.msg }));
       throw new DomainError('invalid', 'validation_error', `${errors[0]!.loc.join('.')}: ${errors[0]!.msg}`, { errors });

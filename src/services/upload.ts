@@ -45,14 +45,20 @@ export function storedResult(row: PackageRow): UploadResult {
     version: row.version,
     arch: row.arch,
     distribution: row.distribution,
-    sha256: row.sha256,
-    size: row.size,
+    sha256: row.upload_sha256,
+    size: row.upload_size,
     cve_status: row.cve_status,
     pipeline: pipelineSummary(steps),
     steps: steps.map(({ name, status, message }) => ({ name, status, message })),
     findings: findings.counts ?? { ...noFindings() },
     reasons: JSON.parse(row.reasons) as string[],
+    ...servedFile(row),
   };
+}
+
+/** For an RPM, the file the repository serves: signed by its key, or kept with the upload's own signature. */
+function servedFile(row: Pick<PackageRow, 'signed_by' | 'sha256' | 'size'>): Pick<UploadResult, 'signature'> {
+  return row.signed_by ? { signature: { signed_by: row.signed_by, sha256: row.sha256, size: row.size } } : {};
 }
 
 /** Told about every package an upload stored (not duplicates): the security service indexes its findings and notifies a review. */
@@ -96,6 +102,8 @@ export class UploadService {
       duplicateOf: null,
       storedPackageId: null,
       rejection: null,
+      rpmSignature: null,
+      served: null,
     };
     try {
       const steps = [formatStep(deps), provenanceStep(deps), antivirusStep(deps), cveStep(deps), signature, dependenciesStep(deps)];
@@ -144,6 +152,7 @@ export class UploadService {
       steps: steps.map(({ name, status, message }) => ({ name, status, message })),
       findings: { ...state.findings },
       reasons: state.reasons,
+      ...(state.served ? { signature: state.served } : {}),
       ...(state.outcome === 'rejected' || !state.outcome ? state.rejection ?? { detail: 'The package was rejected', code: 'rejected' } : {}),
     };
   }

@@ -46,6 +46,7 @@ describe('RPM end to end: upload, signed repodata, a real dnf, createrepo_c agre
   let admin: string;
   let work: { dir: string; cleanup: () => Promise<void> };
   const rpms: string[] = [];
+  const uploaded = new Map<string, { signature: { sha256: string } }>();
 
   const upload = async (path: string, distribution: string) => {
     const form = await multipartBody({ distribution }, { path });
@@ -76,6 +77,8 @@ describe('RPM end to end: upload, signed repodata, a real dnf, createrepo_c agre
   it('publishes uploads, checks Requires against Provides, and rejects other architectures', async () => {
     const first = await upload(rpms[0]!, 'rocky9');
     assert.equal(first.statusCode, 201, first.body);
+    uploaded.set('tollgate-tool', first.json());
+    assert.equal(first.json().sha256, await sha256(rpms[0]!), 'the answer names the uploaded bytes');
     assert.equal(first.json().status, 'published');
     assert.equal(first.json().version, '1:2.1+git20240101~rc1-3.el9');
     assert.equal(first.json().pipeline.dependencies, 'missing', 'tollgate-lib is not published yet');
@@ -97,23 +100,29 @@ describe('RPM end to end: upload, signed repodata, a real dnf, createrepo_c agre
     const download = await dnf.download('tollgate-tool');
     assert.equal(download.code, 0, download.stderr);
     const [file] = await readdir(join(dnf.dir, 'downloads'));
-    assert.equal(await sha256(join(dnf.dir, 'downloads', file!)), await sha256(rpms[0]!));
+    // What dnf gets is the signed copy the upload answered with, not the uploaded bytes.
+    assert.equal(await sha256(join(dnf.dir, 'downloads', file!)), uploaded.get('tollgate-tool')!.signature.sha256);
+    assert.notEqual(uploaded.get('tollgate-tool')!.signature.sha256, await sha256(rpms[0]!));
     const asc = await exec('gpgv', ['--version']);
     assert.equal(asc.code, 0);
   });
 
-  it('gives the install command with a .repo file that has repo_gpgcheck=1 and the key URL', async () => {
+  it('gives the install command with a .repo file that has gpgcheck=1, repo_gpgcheck=1 and the key URL', async () => {
     const res = await t.app.inject({ method: 'GET', url: '/artifacts/tollgate-tool/install', headers: bearer(admin) });
     assert.equal(res.statusCode, 200);
-    assert.match(res.json().repo_file, /repo_gpgcheck=1/);
+    assert.match(res.json().repo_file, /^gpgcheck=1$/m);
+    assert.match(res.json().repo_file, /^repo_gpgcheck=1$/m);
     assert.match(res.json().repo_file, /gpgkey=.*\/repo\/keys\/tollgate\.asc/);
     assert.match(res.json().commands.at(-1), /dnf install 'tollgate-tool-2\.1\+git20240101~rc1-3\.el9\.x86_64'$/);
   });
 
-  it('lists the same entries as createrepo_c for the same packages', async () => {
+  it('lists the same entries as createrepo_c for the same (signed) packages', async () => {
     const ref = join(work.dir, 'createrepo');
     await mkdir(join(ref, 'Packages'), { recursive: true });
-    for (const r of rpms) await copyFile(r, join(ref, 'Packages', r.split('/').at(-1)!));
+    const published = join(t.dataDir, 'repo', 'rpm', 'rocky9', 'x86_64', 'Packages');
+    const served = (await readdir(published, { recursive: true })).filter((f) => f.endsWith('.rpm'));
+    assert.equal(served.length, rpms.length);
+    for (const r of served) await copyFile(join(published, r), join(ref, 'Packages', r.split('/').at(-1)!));
     const made = await exec('createrepo_c', ['--quiet', ref]);
     assert.equal(made.code, 0, made.stderr);
     const refPrimary = (await readdir(join(ref, 'repodata'))).find((f) => f.endsWith('primary.xml.gz'))!;

@@ -4,16 +4,17 @@ import { exec } from './apt.js';
 
 /**
  * A real dnf confined to a folder: --installroot, its own repos.d and cache, and only the one
- * repository under test enabled, so the host is never touched.
+ * repository under test enabled, so the host is never touched. Packages are checked against the
+ * repository key (gpgcheck=1) unless the caller turns it off.
  */
-export async function dnfSandbox(dir: string, repo: { id: string; baseurl: string; gpgkey: string }) {
+export async function dnfSandbox(dir: string, repo: { id: string; baseurl: string; gpgkey: string; gpgcheck?: boolean }) {
   for (const sub of ['root', 'repos.d', 'cache', 'downloads']) await mkdir(join(dir, sub), { recursive: true });
   const repoFile = [
     `[${repo.id}]`,
     `name=${repo.id}`,
     `baseurl=${repo.baseurl}`,
     'enabled=1',
-    'gpgcheck=0',
+    `gpgcheck=${repo.gpgcheck === false ? 0 : 1}`,
     'repo_gpgcheck=1',
     `gpgkey=${repo.gpgkey}`,
     'metadata_expire=0',
@@ -38,5 +39,7 @@ export async function dnfSandbox(dir: string, repo: { id: string; baseurl: strin
     list: (name: string) => exec('dnf', [...common, '--refresh', 'list', '--available', name]),
     download: (name: string) => exec('dnf', [...common, 'download', `--destdir=${join(dir, 'downloads')}`, name]),
     repoquery: (args: string[]) => exec('dnf', [...common, 'repoquery', ...args]),
+    /** Installs into the sandbox root; `localpkg_gpgcheck` makes dnf check a local file's signature too. */
+    install: (specs: string[]) => exec('dnf', [...common, '--setopt=localpkg_gpgcheck=1', 'install', ...specs]),
   };
 }

@@ -52,13 +52,14 @@ for (const backend of backends()) {
         file: { size: file.size, md5: file.md5, sha1: file.sha1, sha256: file.sha256, sha512: file.sha512 },
         claimedSha256: file.sha256, pkg: null, outcome: null, cveStatus: 'warnings', findings: { ...noFindings(), high: 1 },
         findingDetails: [FINDING], reasons: [], slaDeadline: '2026-12-25T00:00:00+00:00', duplicateOf: null, storedPackageId: null, rejection: null,
+        rpmSignature: null, served: null,
       };
       assert.equal((await formatStep({ files: t.ctx.repo.files }).run(state)).status, 'passed');
-      assert.equal((await provenanceStep({ db: t.ctx.db }).run(state)).value, provenance);
+      assert.equal((await provenanceStep({ db: t.ctx.db, rpmSigning: t.ctx.repo.rpmSigning }).run(state)).value, provenance);
       return state;
     };
     const findingRows = (id: string) => t.ctx.db.selectFrom('package_findings').select(['cve_id', 'severity']).where('package_id', '=', id).execute();
-    const deps = () => ({ db: t.ctx.db, files: t.ctx.repo.files });
+    const deps = () => ({ db: t.ctx.db, files: t.ctx.repo.files, rpmSigning: t.ctx.repo.rpmSigning });
 
     const cases: Array<[AdmittedStatus, { inPool: boolean; inStore: boolean; inQuarantine: boolean; sla: boolean }]> = [
       ['published', { inPool: true, inStore: true, inQuarantine: false, sla: true }],

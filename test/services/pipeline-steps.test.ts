@@ -55,12 +55,13 @@ describe('pipeline steps called directly', () => {
       file: { size: file.size, md5: file.md5, sha1: file.sha1, sha256: file.sha256, sha512: file.sha512 },
       claimedSha256: null, pkg: null, outcome: null, cveStatus: 'not_scanned', findings: noFindings(),
       findingDetails: [], reasons: [], slaDeadline: null, duplicateOf: null, storedPackageId: null, rejection: null,
+      rpmSignature: null, served: null,
     };
     assert.equal((await formatStep({ files: t.ctx.repo.files }).run(state)).status, 'passed');
     return state;
   };
   const deps = (over: Partial<PipelineDeps> = {}): PipelineDeps => ({
-    db: t.ctx.db, files: t.ctx.repo.files, publisher: t.ctx.repo.publisher, antivirus: null, cve: noCveScanner, uploadedBy: 'steps', log: pino({ level: 'silent' }), ...over,
+    db: t.ctx.db, files: t.ctx.repo.files, publisher: t.ctx.repo.publisher, antivirus: null, cve: noCveScanner, rpmSigning: t.ctx.repo.rpmSigning, uploadedBy: 'steps', log: pino({ level: 'silent' }), ...over,
   });
 
   it('antivirus: skipped without clamd; clean; EICAR in the data member quarantines and names it', async () => {

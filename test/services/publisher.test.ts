@@ -54,9 +54,10 @@ for (const backend of backends()) {
 
     const row = (name: string): PackageRow => {
       const now = isoUtc();
+      const sha = randomUUID().replace(/-/g, '').padEnd(64, '0');
       return {
         id: randomUUID(), distribution: codename, format: 'deb', name, version: '1.0+b1', arch: 'amd64', status: 'published', cve_status: 'not_scanned',
-        sha256: randomUUID().replace(/-/g, '').padEnd(64, '0'), sha512: '0', sha1: '0', md5: '0', size: 1, filename: `${name}.deb`, pool_path: `apt/pool/main/${name[0]}/${name}/${name}_1.0+b1_amd64.deb`,
+        sha256: sha, upload_sha256: sha, upload_size: 1, signed_by: null, sha512: '0', sha1: '0', md5: '0', size: 1, filename: `${name}.deb`, pool_path: `apt/pool/main/${name[0]}/${name}/${name}_1.0+b1_amd64.deb`,
         source_name: name, source_version: '1.0+b1', metadata: '{}', index_entry: `Package: ${name}`, relations: '{}', files: '[]', pipeline: '[]',
         findings: '{}', reasons: '[]', uploaded_by: null, sla_deadline: null, seq: 0, created_at: now, updated_at: now,
       };

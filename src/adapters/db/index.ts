@@ -11,6 +11,7 @@ import * as m0004 from './migrations/0004-downloads.js';
 import * as m0005 from './migrations/0005-usernames.js';
 import * as m0006 from './migrations/0006-sbom.js';
 import * as m0007 from './migrations/0007-imports.js';
+import * as m0008 from './migrations/0008-rpm-signatures.js';
 
 export type Db = Kysely<Database>;
 export type DbDialect = 'sqlite' | 'postgres';
@@ -30,6 +31,7 @@ const migrations: Record<string, Migration> = {
   '0005-usernames': m0005,
   '0006-sbom': m0006,
   '0007-imports': m0007,
+  '0008-rpm-signatures': m0008,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

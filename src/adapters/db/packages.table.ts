@@ -12,7 +12,7 @@ export type ProvidesValues = Omit<Insertable<PackageProvidesTable>, 'package_id'
 
 /** PostgreSQL returns bigint columns as strings; the rest of the code sees numbers. */
 export function normaliseRow(row: PackageRow): PackageRow {
-  return { ...row, size: Number(row.size), seq: Number(row.seq) };
+  return { ...row, size: Number(row.size), upload_size: Number(row.upload_size), seq: Number(row.seq) };
 }
 
 /** `like` pattern with the wildcard characters of the user's text escaped. */
@@ -191,4 +191,53 @@ export async function countIndexedPackagesByDistribution(db: Db): Promise<Array<
     .groupBy('distribution')
     .execute();
   return rows.map((r) => ({ distribution: r.distribution, n: Number(r.n) }));
+}
+
+/** RPM rows whose served file a re-signing must replace: kept or quarantined files are left alone. */
+const RESIGNABLE_STATUSES = ['published', 'accepted_risk', 'exception', 'pending_review', 'upgrade_required'] as const;
+
+/**
+ * The next RPM rows (by id, after `afterId`) whose file is not signed by `fingerprint`: signed by
+ * an earlier repository key, or stored before packages were signed. Kept upstream signatures are
+ * not the repository's to replace.
+ */
+export async function rpmRowsNotSignedBy(db: Db, fingerprint: string, upstream: string, afterId: string, limit: number): Promise<PackageRow[]> {
+  const rows = await db
+    .selectFrom('packages')
+    .selectAll()
+    .where('format', '=', 'rpm')
+    .where('status', 'in', RESIGNABLE_STATUSES)
+    .where((eb) => eb.or([eb('signed_by', 'is', null), eb.and([eb('signed_by', '!=', fingerprint), eb('signed_by', '!=', upstream)])]))
+    .where('id', '>', afterId)
+    .orderBy('id')
+    .limit(limit)
+    .execute();
+  return rows.map(normaliseRow);
+}
+
+/** How many RPM rows each signer (fingerprint, `upstream`, or null) signed, among those re-signing covers. */
+export async function countRpmRowsBySigner(db: Db): Promise<Array<{ signed_by: string | null; n: number }>> {
+  const rows = await db
+    .selectFrom('packages')
+    .select(['signed_by', (eb) => eb.fn.countAll().as('n')])
+    .where('format', '=', 'rpm')
+    .where('status', 'in', RESIGNABLE_STATUSES)
+    .groupBy('signed_by')
+    .execute();
+  return rows.map((r) => ({ signed_by: r.signed_by, n: Number(r.n) }));
+}
+
+/** What a re-signed file changes in its row. */
+export type ServedFileUpdate = Pick<PackageRow, 'sha256' | 'sha512' | 'sha1' | 'md5' | 'size' | 'pool_path' | 'index_entry' | 'metadata' | 'signed_by' | 'updated_at'>;
+
+/**
+ * Points a row at its re-signed file, provided it still serves `fromSha256` with the same status
+ * (a concurrent delete, decision, or another replica's re-signing wins); an indexed row leaves its index out of date.
+ * False when the row was not changed.
+ */
+export async function replaceServedFile(db: Db, row: Pick<PackageRow, 'id' | 'distribution' | 'status'>, fromSha256: string, update: ServedFileUpdate): Promise<boolean> {
+  const result = await db.updateTable('packages').set(update).where('id', '=', row.id).where('sha256', '=', fromSha256).where('status', '=', row.status).executeTakeFirst();
+  if (Number(result.numUpdatedRows) === 0) return false;
+  if (isIndexed(row.status)) await bumpGeneration(db, row.distribution);
+  return true;
 }

@@ -95,11 +95,17 @@ export interface PackagesTable {
   arch: string;
   status: PackageStatus;
   cve_status: StoredCveStatus;
+  /** Digests and size of the file served (for a signed RPM, the signed file). */
   sha256: string;
   sha512: string;
   sha1: string;
   md5: string;
   size: number;
+  /** SHA-256 of the bytes as uploaded: the provenance, and what a repeated upload is compared with. */
+  upload_sha256: string;
+  upload_size: number;
+  /** Fingerprint of the repository key that signed the served RPM, `upstream` for a kept foreign signature, else null. */
+  signed_by: string | null;
   /** The package's file name in the repository (never the client's). */
   filename: string;
   /** Path of the file in the published tree, relative to DATA_DIR/repo. */

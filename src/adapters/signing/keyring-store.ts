@@ -3,7 +3,9 @@
  *   `<FINGERPRINT>.key`  armored private key, encrypted with the caller's passphrase (mode 0600)
  *   `active`             fingerprint of the key that signs now
  * Rotation generates a new key and makes it active; older keys are kept (`keyCount()`).
- * The active public key is exported, atomically, to `<publicDir>/<baseName>.asc` and `.gpg`.
+ * The active public key is exported, atomically, to `<publicDir>/<baseName>.asc` and `.gpg`,
+ * followed by the keys whose signatures are still being replaced after a rotation, so a client
+ * importing the key file meanwhile can verify both what is already re-signed and what is not yet.
  */
 import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -42,6 +44,8 @@ export class KeyringStore {
   private ensuring: Promise<Signer> | null = null;
   /** Serialises generation and activation so concurrent rotations cannot interleave. */
   private queue: Promise<unknown> = Promise.resolve();
+  /** Earlier keys exported after the active one (fingerprints). */
+  private alsoExported: string[] = [];
 
   constructor(private readonly options: KeyringStoreOptions) {
     validateKeyGenOptions({ ...options.defaults, passphrase: options.passphrase });
@@ -62,13 +66,28 @@ export class KeyringStore {
     return this.ensuring;
   }
 
-  /** Generate a new key, make it the active one (older keys are kept) and export its public key. */
+  /**
+   * Generate a new key, make it the active one (older keys are kept) and export its public key.
+   * The key it replaces stays in the exported files until `exportPublicKeys` says otherwise.
+   */
   generate(options: NewKeyOptions = {}): Promise<Signer> {
     return this.serialised(async () => {
+      const previous = this.signer?.fingerprint;
+      if (previous && !this.alsoExported.includes(previous)) this.alsoExported = [previous, ...this.alsoExported];
       const generated = await generateKeyInWorker({ ...this.options.defaults, ...options, passphrase: this.options.passphrase });
       await this.ensureDir();
       await writeFileAtomic(join(this.options.dir, `${generated.fingerprint}.key`), generated.privateKeyArmored, { mode: 0o600 });
       return this.activate(generated.fingerprint);
+    });
+  }
+
+  /** Exports the active key followed by `also` (earlier keys some published files are still signed with). */
+  exportPublicKeys(also: readonly string[]): Promise<void> {
+    return this.serialised(async () => {
+      const signer = this.signer;
+      if (!signer) return;
+      this.alsoExported = also.filter((fp) => fp !== signer.fingerprint);
+      await this.export(signer);
     });
   }
 
@@ -109,11 +128,22 @@ export class KeyringStore {
     const signer = await OpenPgpSigner.fromArmored(await this.readKeyFile(fingerprint), this.options.passphrase);
     await this.ensureDir();
     await writeFileAtomic(join(this.options.dir, 'active'), `${fingerprint}\n`, { mode: 0o600 });
-    const base = join(this.options.publicDir, this.options.publicBaseName ?? 'tollgate');
-    await writeFileAtomic(`${base}.asc`, signer.publicKeyArmored);
-    await writeFileAtomic(`${base}.gpg`, signer.publicKeyBinary);
+    this.alsoExported = this.alsoExported.filter((fp) => fp !== fingerprint);
+    await this.export(signer);
     this.signer = signer;
     return signer;
+  }
+
+  private async export(signer: Signer): Promise<void> {
+    const earlier: openpgp.Key[] = [];
+    for (const fp of this.alsoExported) {
+      // A key file removed by hand is simply no longer exported.
+      const armored = await this.readKeyFile(fp).catch(() => null);
+      if (armored) earlier.push((await openpgp.readPrivateKey({ armoredKey: armored, config: OPENPGP_CONFIG })).toPublic());
+    }
+    const base = join(this.options.publicDir, this.options.publicBaseName ?? 'tollgate');
+    await writeFileAtomic(`${base}.asc`, [signer.publicKeyArmored, ...earlier.map((k) => k.armor())].join(''));
+    await writeFileAtomic(`${base}.gpg`, Buffer.concat([signer.publicKeyBinary, ...earlier.map((k) => k.write())]));
   }
 
   private async readActive(): Promise<string | null> {

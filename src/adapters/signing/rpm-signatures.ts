@@ -1,17 +1,20 @@
 /**
- * RPM package signatures. Signing puts the repository key's signatures into an RPM file: a header-only signature and a
+ * RPM package signatures. Signing puts the repository key's signatures into a copy of an RPM file: a header-only signature and a
  * header+payload one, in a new signature header; lead, main header and payload are copied
  * byte for byte. The payload is streamed (read once for its signature, once for the copy), so a
  * package of any size signs in constant memory. Verifying checks a package's own header-only
  * signature against a set of trusted keys, for teams that sign in their build system.
  */
-import { createReadStream, createWriteStream } from 'node:fs';
-import { open, rename, rm, type FileHandle } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
 import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { PackageFormatError } from '../../domain/errors.js';
 import { DomainError } from '../../domain/errors.js';
-import { buildSignatureHeader, readRpmSections, SignatureTag, withOurSignatures, type RpmSections, type SigningAlgorithm } from '../../domain/rpm/signature-header.js';
+import { buildSignatureHeader, hasSignature, readRpmSections, SignatureTag, withOurSignatures, type RpmSections, type SigningAlgorithm } from '../../domain/rpm/signature-header.js';
+import { hashStream, type HashedTempFile } from '../storage/hash-stream.js';
+import { readRpmHeaders } from '../../domain/rpm/reader.js';
+import { Tag } from '../../domain/rpm/tags.js';
 import type { Signer } from './signer.js';
 import { verifyDetached } from './upstream-verify.js';
 
@@ -51,8 +54,19 @@ export function signingAlgorithmOf(signer: Pick<Signer, 'algorithm'>): SigningAl
   return signer.algorithm.startsWith('rsa') ? 'rsa' : 'eddsa';
 }
 
-/** Writes `target` as `source` signed by `signer` (atomically: a temp file renamed into place). */
-export async function signRpmFile(source: string, target: string, signer: Signer): Promise<void> {
+/** A signed copy of a package in a temp file, with where its main header now lies. */
+export interface SignedRpm {
+  file: HashedTempFile;
+  /** Offsets of the main header in the signed file (the signature header may have grown). */
+  headerStart: number;
+  headerEnd: number;
+}
+
+/**
+ * Writes a copy of `source` signed by `signer` to a new temp file under `tempDir`, hashing it
+ * as it is written (the digests repodata lists). The caller moves the file into place or removes it.
+ */
+export async function signRpmToTemp(source: string, signer: Signer, tempDir: string): Promise<SignedRpm> {
   const { sections, prefix } = await readSections(source);
   const header = prefix.subarray(sections.headerStart, sections.headerEnd);
   const headerOnly = await signer.detachedSignBinary(new Uint8Array(header));
@@ -60,31 +74,53 @@ export async function signRpmFile(source: string, target: string, signer: Signer
   const headerAndPayload = await signer.detachedSignBinary(rest);
   const entries = withOurSignatures(sections.signature, signingAlgorithmOf(signer), headerOnly, headerAndPayload);
   const signatureHeader = buildSignatureHeader(entries, sections.signatureSize);
-  const temp = `${target}.signing-${process.pid}`;
-  try {
-    await pipeline(
-      async function* () {
-        yield sections.lead;
-        yield signatureHeader;
-        yield* createReadStream(source, { start: sections.headerStart });
-      },
-      createWriteStream(temp),
-    );
-    await rename(temp, target);
-  } catch (error) {
-    await rm(temp, { force: true });
-    throw error;
-  }
+  const file = await hashStream(
+    (async function* () {
+      yield sections.lead;
+      yield signatureHeader;
+      yield* createReadStream(source, { start: sections.headerStart });
+    })(),
+    { tempDir },
+  );
+  const headerStart = sections.lead.length + signatureHeader.length;
+  return { file, headerStart, headerEnd: headerStart + (sections.headerEnd - sections.headerStart) };
 }
 
+/** Whether the package carries any OpenPGP signature of its own (rpmsign's, a distribution's). */
+export async function isRpmSigned(path: string): Promise<boolean> {
+  return hasSignature((await readSections(path)).sections.signature);
+}
+
+/** OpenPGP hash algorithm ids rpm records for PAYLOADDIGESTALGO, as Node names them. */
+const PAYLOAD_DIGESTS: Record<number, string> = { 2: 'sha1', 8: 'sha256', 9: 'sha384', 10: 'sha512', 11: 'sha224' };
+
+const invalid = (why: string) => new DomainError('invalid', 'signature_invalid', why);
+
 /**
- * Checks the package's header-only OpenPGP signature (the one `rpmsign` always writes) against
- * `armoredKeys`. DomainError `rpm_signature_missing` when there is none, `signature_invalid`
- * when it does not verify with any of the keys.
+ * Checks that a package is what a trusted key signed: its header-only OpenPGP signature (the one
+ * `rpmsign` always writes) verifies with one of `armoredKeys`, and the payload is the one that
+ * header vouches for: its PAYLOADDIGEST matches, or, in packages too old to carry one, the
+ * header+payload signature verifies. DomainError `rpm_signature_missing` when the package
+ * carries no signature, `signature_invalid` when any check fails.
  */
 export async function verifyRpmSignature(path: string, armoredKeys: string): Promise<void> {
   const { sections, prefix } = await readSections(path);
   const signature = sections.signature.find((e) => e.tag === SignatureTag.RSA || e.tag === SignatureTag.DSA);
   if (!signature) throw new DomainError('invalid', 'rpm_signature_missing', 'the package carries no header signature');
   await verifyDetached(new Uint8Array(prefix.subarray(sections.headerStart, sections.headerEnd)), new Uint8Array(signature.data), armoredKeys);
+
+  const { header } = await readRpmHeaders(path);
+  const digest = header.stringArray(Tag.PAYLOADDIGEST)?.[0];
+  if (digest) {
+    const algorithm = PAYLOAD_DIGESTS[header.number(Tag.PAYLOADDIGESTALGO) ?? 8];
+    if (!algorithm) throw invalid('the payload digest uses an unknown algorithm');
+    const hash = createHash(algorithm);
+    for await (const chunk of createReadStream(path, { start: sections.headerEnd })) hash.update(chunk as Buffer);
+    if (hash.digest('hex') !== digest.toLowerCase()) throw invalid('the payload does not match the digest in the signed header');
+    return;
+  }
+  const whole = sections.signature.find((e) => e.tag === SignatureTag.PGP || e.tag === SignatureTag.GPG);
+  if (!whole) throw invalid('the signature does not cover the payload (no payload digest, no header+payload signature)');
+  const signed = Readable.toWeb(createReadStream(path, { start: sections.headerStart })) as ReadableStream<Uint8Array>;
+  await verifyDetached(signed, new Uint8Array(whole.data), armoredKeys);
 }

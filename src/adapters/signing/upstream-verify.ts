@@ -45,8 +45,8 @@ export async function verifyCleartext(signedText: string, armoredKeys: string): 
   return text.endsWith('\n') ? text : `${text}\n`;
 }
 
-/** Verifies `data` against an armored (or binary) detached signature. */
-export async function verifyDetached(data: Uint8Array, signature: Uint8Array, armoredKeys: string): Promise<void> {
+/** Verifies `data` (bytes, or a stream of them) against an armored (or binary) detached signature. */
+export async function verifyDetached(data: Uint8Array | ReadableStream<Uint8Array>, signature: Uint8Array, armoredKeys: string): Promise<void> {
   const verificationKeys = await readUpstreamKeys(armoredKeys);
   let parsed: openpgp.Signature;
   try {
@@ -61,9 +61,11 @@ export async function verifyDetached(data: Uint8Array, signature: Uint8Array, ar
   await checkSignatures(() => openpgp.verify({ message, signature: parsed, verificationKeys, expectSigned: true, format: 'binary' }));
 }
 
-async function checkSignatures(run: () => Promise<{ signatures: Array<{ verified: Promise<boolean> }> }>): Promise<void> {
+async function checkSignatures(run: () => Promise<{ data: unknown; signatures: Array<{ verified: Promise<boolean> }> }>): Promise<void> {
   try {
     const result = await run();
+    // A streamed message is verified as its data is read: read it all before asking.
+    if (result.data instanceof ReadableStream) for await (const _ of result.data as ReadableStream<Uint8Array>) void _;
     const checks = await Promise.allSettled(result.signatures.map((s) => s.verified));
     if (!checks.some((c) => c.status === 'fulfilled' && c.value === true)) throw new Error('no valid signature');
   } catch (error) {

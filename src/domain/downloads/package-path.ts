@@ -3,13 +3,13 @@
  *
  * Package files sit in the repository's pools, relative to its root:
  * `apt/pool/<component>/<prefix>/<source>/<file>.deb` and
- * `rpm/<codename>/<arch>/Packages/<letter>/<file>.rpm`. That relative path is also the packages
+ * `rpm/<codename>/<arch>/Packages/<letter>/[<digest>/]<file>.rpm` (a signed RPM's own folder). That relative path is also the packages
  * table's `pool_path`, so it is the lookup key. Whatever precedes it (`/repo/` for the built-in
  * server, nothing or another prefix behind a reverse proxy) is ignored. Index files (Packages,
  * Release, repodata, by-hash, keys) never match.
  */
 
-const POOL_FILE = /(?:^|\/)(apt\/pool\/(?:[^/]+\/){3}[^/]+\.deb|rpm\/[^/]+\/[^/]+\/Packages\/[^/]+\/[^/]+\.rpm)$/;
+const POOL_FILE = /(?:^|\/)(apt\/pool\/(?:[^/]+\/){3}[^/]+\.deb|rpm\/[^/]+\/[^/]+\/Packages\/(?:[^/]+\/){1,2}[^/]+\.rpm)$/;
 
 /**
  * The repository-relative path of the package file `urlPath` asks for, or null. The path is

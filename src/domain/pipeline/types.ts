@@ -53,6 +53,10 @@ export interface UploadState {
   storedPackageId: string | null;
   /** Why the upload was rejected: the error `code` and human `detail` of its 422 answer. */
   rejection: { code: string; detail: string } | null;
+  /** RPM only: whether admission signs the package with the repository key or keeps the signature it arrived with. */
+  rpmSignature: 'sign' | 'keep' | null;
+  /** RPM only, once admitted: the file the repository serves and whose signature it carries. */
+  served: { signed_by: string; sha256: string; size: number } | null;
 }
 
 /** Ends the upload as `rejected`: nothing is kept but the audit entry, the answer carries code and detail. */

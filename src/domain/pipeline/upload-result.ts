@@ -23,6 +23,12 @@ export const UploadResultSchema = Type.Object({
   /** Finding count per severity. */
   findings: Type.Record(Type.String(), Type.Integer()),
   reasons: Type.Array(Type.String()),
+  /**
+   * RPMs admitted to a distribution: the file the repository serves, which carries the repository
+   * key's signature (`signed_by` its fingerprint) or the upload's own (`signed_by` `upstream`).
+   * `sha256` and `size` above are the uploaded file's.
+   */
+  signature: Type.Optional(Type.Object({ signed_by: Type.String(), sha256: Type.String(), size: Type.Integer() })),
   /** Rejected uploads only: the error body fields beside the result fields. */
   detail: Type.Optional(Type.String()),
   code: Type.Optional(Type.String()),

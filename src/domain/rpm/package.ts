@@ -197,6 +197,14 @@ function readChangelog(h: RpmHeader): RpmChangelogEntry[] {
   return out;
 }
 
+/**
+ * The package as a re-signed copy of its file has it: a new signature header moves the main
+ * header (and the payload behind it) and changes the file's size; nothing else changes.
+ */
+export function withResignedLayout(pkg: RpmPackage, layout: { headerStart: number; headerEnd: number; fileSize: number }): RpmPackage {
+  return { ...pkg, packageSize: layout.fileSize, headerStart: layout.headerStart, headerEnd: layout.headerEnd, payloadOffset: layout.headerEnd };
+}
+
 /** Extracts the repository view of a package from its signature and main headers. */
 export function packageFromHeaders(sig: RpmHeader, h: RpmHeader, layout: RpmLayout): RpmPackage {
   const name = requireString(h, Tag.NAME, 'NAME');

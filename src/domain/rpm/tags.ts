@@ -81,6 +81,9 @@ export const Tag = {
   PAYLOADFORMAT: 1124,
   PAYLOADCOMPRESSOR: 1125,
   PAYLOADFLAGS: 1126,
+  /** Hex digest of the compressed payload, and its algorithm (OpenPGP hash ids: 8 = SHA-256). */
+  PAYLOADDIGEST: 5092,
+  PAYLOADDIGESTALGO: 5093,
   OLDSUGGESTSNAME: 1156,
   OLDSUGGESTSVERSION: 1157,
   OLDSUGGESTSFLAGS: 1158,

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { AppContext } from '../../services/context.js';
 import { actorOf } from '../auth-hook.js';
-import { answering, errorResponses } from '../schemas.js';
+import { answering, errorResponses, Nullable } from '../schemas.js';
 import type { App } from '../types.js';
 
 const KeyOut = answering<Awaited<ReturnType<AppContext['repo']['keys']['describe']>>>()(Type.Object({
@@ -14,6 +14,15 @@ const KeyOut = answering<Awaited<ReturnType<AppContext['repo']['keys']['describe
   armored_public_key: Type.String(),
   key_count: Type.Integer(),
   keys: Type.Array(Type.Object({ fingerprint: Type.String(), algorithm: Type.String(), created: Type.String(), active: Type.Boolean() })),
+  rpm_signing: Type.Object({
+    running: Type.Boolean(),
+    packages: Type.Integer(),
+    signed_with_active_key: Type.Integer(),
+    kept_upstream: Type.Integer(),
+    started_at: Nullable(Type.String()),
+    finished_at: Nullable(Type.String()),
+    failures: Type.Array(Type.Object({ id: Type.String(), name: Type.String(), version: Type.String(), distribution: Type.String(), reason: Type.String() })),
+  }),
 }));
 
 export async function gpgRoutes(app: App, ctx: AppContext): Promise<void> {
@@ -26,7 +35,7 @@ export async function gpgRoutes(app: App, ctx: AppContext): Promise<void> {
   app.post('/settings/gpg/generate', {
     schema: {
       tags: ['settings'],
-      summary: 'Generate a new signing key: it becomes active, older keys are kept, every index is re-signed',
+      summary: 'Generate a new signing key: it becomes active, older keys are kept, every index is re-signed, RPM packages are re-signed in the background',
       body: Type.Object({
         name: Type.String({ minLength: 1, maxLength: 200 }),
         email: Type.String({ format: 'email', maxLength: 254 }),

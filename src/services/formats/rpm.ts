@@ -47,8 +47,9 @@ export const rpmHandler: FormatHandler<RpmInspected> = {
     };
   },
 
-  poolPath(pkg, dist) {
-    return `${rpmTreeRoot(dist)}Packages/${pkg.repositoryFilename[0]!.toLowerCase()}/${pkg.repositoryFilename}`;
+  poolPath(pkg, dist, rewritten) {
+    const folder = `${rpmTreeRoot(dist)}Packages/${pkg.repositoryFilename[0]!.toLowerCase()}/`;
+    return `${folder}${rewritten ? `${rewritten.slice(0, 16)}/` : ''}${pkg.repositoryFilename}`;
   },
 
   indexEntry(pkg, facts: FileFacts, poolPath, fileTime) {

@@ -148,7 +148,7 @@ export class Importer {
       status: 'failed', provenance: null, detail: null, code: null, result: null,
     };
     const stored = await findPackage(this.deps.db, distribution, pkg.name, pkg.version, pkg.arch);
-    if (stored && stored.sha256 === pkg.sha256) return { ...base, status: 'already_present', detail: `already stored as ${stored.status}` };
+    if (stored && stored.upload_sha256 === pkg.sha256) return { ...base, status: 'already_present', detail: `already stored as ${stored.status}` };
     try {
       if (pkg.size > this.deps.maxPackageBytes) throw new DomainError('too_large', 'file_too_large', `${pkg.name} is ${pkg.size} bytes, more than MAX_UPLOAD_MB allows`);
       const source = await this.deps.sources.get(pkg.sourceId);
@@ -175,7 +175,7 @@ export class Importer {
 
   private async remember(group: string, item: ImportedPackage, pkg: CatalogPackage): Promise<void> {
     const row = await findPackage(this.deps.db, item.distribution, item.name, item.version, item.arch);
-    if (!row || row.sha256 !== pkg.sha256) return;
+    if (!row || row.upload_sha256 !== pkg.sha256) return;
     await addImportGroupMember(this.deps.db, {
       group_name: group, package_id: row.id, source_id: pkg.sourceId, name: row.name, version: row.version, arch: row.arch, status: item.status, created_at: isoUtc(),
     });

@@ -1,13 +1,16 @@
 /**
  * Admission: an upload that passed validation becomes a stored package. One place decides where
- * its file goes (the store, the published pool, or quarantine) and writes its row, what it
- * provides and its findings in one transaction, whatever status it is admitted with.
+ * its file goes (the store, the published pool, or quarantine), signs an RPM with the repository
+ * key, and writes its row, what it provides and its findings in one transaction, whatever status
+ * it is admitted with.
  */
 import { randomUUID } from 'node:crypto';
 import { findPackage, findPoolConflict, insertPackage, type PackageRow } from '../../adapters/db/packages.table.js';
 import { isIndexed } from '../../domain/distributions.js';
 import { DomainError } from '../../domain/errors.js';
+import type { FileFacts, InspectedPackage } from '../../domain/package.js';
 import type { UploadState } from '../../domain/pipeline/types.js';
+import { UPSTREAM_SIGNER } from '../../domain/rpm/signature-policy.js';
 import { isoUtc } from '../../domain/time.js';
 import { handlerFor } from '../formats/index.js';
 import type { PipelineDeps } from '../pipeline/deps.js';
@@ -16,11 +19,19 @@ export type AdmittedStatus = 'published' | 'pending_review' | 'quarantined';
 
 export type Admission = { kind: 'stored'; id: string; indexed: boolean } | { kind: 'duplicate'; id: string };
 
+/** The file a package is stored and served as: the upload itself, or its signed copy. */
+interface ServedFile {
+  path: string;
+  facts: FileFacts;
+  pkg: InspectedPackage;
+  signedBy: string | null;
+}
+
 /** The row an upload is stored as. */
-function packageRow(state: UploadState, status: AdmittedStatus, uploadedBy: string | null): PackageRow {
-  const pkg = state.pkg!;
+function packageRow(state: UploadState, served: ServedFile, status: AdmittedStatus, uploadedBy: string | null): PackageRow {
+  const pkg = served.pkg;
   const handler = handlerFor(pkg.format);
-  const poolPath = handler.poolPath(pkg, state.distribution);
+  const poolPath = handler.poolPath(pkg, state.distribution, served.path === state.path ? null : served.facts.sha256);
   const now = isoUtc();
   return {
     id: randomUUID(),
@@ -31,13 +42,16 @@ function packageRow(state: UploadState, status: AdmittedStatus, uploadedBy: stri
     arch: pkg.arch,
     status,
     cve_status: state.cveStatus,
-    ...state.file,
+    ...served.facts,
+    upload_sha256: state.file.sha256,
+    upload_size: state.file.size,
+    signed_by: served.signedBy,
     filename: pkg.repositoryFilename,
     pool_path: poolPath,
     source_name: pkg.sourceName,
     source_version: pkg.sourceVersion,
     metadata: JSON.stringify(pkg.metadata),
-    index_entry: handler.indexEntry(pkg, state.file, poolPath, Math.floor(Date.now() / 1000)),
+    index_entry: handler.indexEntry(pkg, served.facts, poolPath, Math.floor(Date.now() / 1000)),
     relations: JSON.stringify(pkg.relations),
     files: JSON.stringify(pkg.files),
     pipeline: '[]',
@@ -53,14 +67,37 @@ function packageRow(state: UploadState, status: AdmittedStatus, uploadedBy: stri
 }
 
 /**
+ * The file to store: an RPM admitted to a distribution is signed with the repository key (or
+ * keeps its own signature, as the policy decided); quarantine keeps the upload as it came.
+ */
+async function servedFile(deps: Pick<PipelineDeps, 'rpmSigning'>, state: UploadState, status: AdmittedStatus): Promise<ServedFile> {
+  const pkg = state.pkg!;
+  const asUploaded: ServedFile = { path: state.path, facts: state.file, pkg, signedBy: null };
+  if (pkg.format !== 'rpm' || status === 'quarantined') return asUploaded;
+  if (state.rpmSignature === 'keep') return { ...asUploaded, signedBy: UPSTREAM_SIGNER };
+  const signed = await deps.rpmSigning.sign(state.path, pkg.metadata);
+  const { path, ...facts } = signed.file;
+  return { path, facts, pkg: { ...pkg, metadata: signed.metadata }, signedBy: signed.signedBy };
+}
+
+/**
  * Stores the upload's file and row. An indexed status links the file at its pool path first (so
  * the row never names a file the pool lacks); a quarantined one moves it to quarantine. A
  * concurrent upload of the same name/version/arch that committed first makes this a duplicate
- * (same bytes) or a 409 (other bytes).
+ * (same uploaded bytes) or a 409 (other bytes).
  */
-export async function admitPackage(deps: Pick<PipelineDeps, 'db' | 'files'>, state: UploadState, status: AdmittedStatus, uploadedBy: string | null): Promise<Admission> {
-  const pkg = state.pkg!;
-  const row = packageRow(state, status, uploadedBy);
+export async function admitPackage(deps: Pick<PipelineDeps, 'db' | 'files' | 'rpmSigning'>, state: UploadState, status: AdmittedStatus, uploadedBy: string | null): Promise<Admission> {
+  const served = await servedFile(deps, state, status);
+  try {
+    return await store(deps, state, served, status, uploadedBy);
+  } finally {
+    // A signed copy not moved into the store is not kept (the upload itself is the caller's).
+    if (served.path !== state.path) await deps.files.discard(served.path);
+  }
+}
+
+async function store(deps: Pick<PipelineDeps, 'db' | 'files'>, state: UploadState, served: ServedFile, status: AdmittedStatus, uploadedBy: string | null): Promise<Admission> {
+  const row = packageRow(state, served, status, uploadedBy);
   const indexed = isIndexed(status);
   if (indexed) {
     const other = await findPoolConflict(deps.db, row.pool_path, row.sha256);
@@ -72,21 +109,27 @@ export async function admitPackage(deps: Pick<PipelineDeps, 'db' | 'files'>, sta
     }
   }
   if (status === 'quarantined') {
-    await deps.files.quarantineTemp(state.path, row.sha256);
+    await deps.files.quarantineTemp(served.path, row.sha256);
   } else {
-    await deps.files.keep(state.path, row.sha256);
+    await deps.files.keep(served.path, row.sha256);
     if (indexed) await deps.files.publish(row.sha256, row.pool_path);
   }
   try {
-    await deps.db.transaction().execute((trx) => insertPackage(trx, row, handlerFor(pkg.format).provides(pkg), state.findingDetails));
+    await deps.db.transaction().execute((trx) => insertPackage(trx, row, handlerFor(served.pkg.format).provides(served.pkg), state.findingDetails));
   } catch (error) {
+    if (served.path !== state.path) {
+      // The signed copy is this upload's alone: nothing else names its path or its bytes.
+      if (indexed) await deps.files.unpublish(row.pool_path);
+      await deps.files.forget(row.sha256);
+    }
     const existing = await findPackage(deps.db, row.distribution, row.name, row.version, row.arch);
     if (!existing) throw error;
-    if (existing.sha256 === row.sha256) return { kind: 'duplicate', id: existing.id };
+    if (existing.upload_sha256 === row.upload_sha256) return { kind: 'duplicate', id: existing.id };
     throw new DomainError('conflict', 'version_exists', `${row.name} ${row.version} (${row.arch}) already exists in ${row.distribution} with different content`, {
-      existing_sha256: existing.sha256,
-      incoming_sha256: row.sha256,
+      existing_sha256: existing.upload_sha256,
+      incoming_sha256: row.upload_sha256,
     });
   }
+  if (row.signed_by) state.served = { signed_by: row.signed_by, sha256: row.sha256, size: row.size };
   return { kind: 'stored', id: row.id, indexed };
 }

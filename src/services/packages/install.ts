@@ -52,8 +52,8 @@ export function installInstructions(baseUrl: string, dist: Distribution, row: Pi
     `name=Tollgate ${dist.description}`,
     `baseurl=${repo}/rpm/${dist.codename}/${dist.architecture}/`,
     'enabled=1',
-    // The repository metadata is signed (repomd.xml.asc); the packages keep their own signatures.
-    'gpgcheck=0',
+    // Both are signed with the repository key: the metadata (repomd.xml.asc) and every package.
+    'gpgcheck=1',
     'repo_gpgcheck=1',
     `gpgkey=${repo}/keys/tollgate.asc`,
     '',

@@ -16,6 +16,7 @@ import {
 } from '../../adapters/db/packages.table.js';
 import { DISTRIBUTIONS, findDistribution, isIndexed, type Distribution } from '../../domain/distributions.js';
 import { DomainError } from '../../domain/errors.js';
+import { UPSTREAM_SIGNER } from '../../domain/rpm/signature-policy.js';
 import type { InspectedPackage } from '../../domain/package.js';
 import { handlerFor } from '../formats/index.js';
 import type { Actor } from '../actor.js';
@@ -56,6 +57,11 @@ export function inspectedFromRow(row: PackageRow): InspectedPackage {
     metadata: JSON.parse(row.metadata),
     relations: JSON.parse(row.relations),
   };
+}
+
+/** The SHA-256 of a row's file when the repository made it (a signed RPM): its pool path is its own. */
+export function rewrittenFile(row: Pick<PackageRow, 'signed_by' | 'sha256'>): string | null {
+  return row.signed_by && row.signed_by !== UPSTREAM_SIGNER ? row.sha256 : null;
 }
 
 function distributionOrThrow(codename: string): Distribution {
@@ -166,10 +172,10 @@ export class PackageLifecycle {
   /** The row already in the target with the same name/version/arch, if any; throws when its bytes differ. */
   private async conflictIn(row: PackageRow, target: Distribution): Promise<PackageRow | undefined> {
     const existing = await findPackage(this.db, target.codename, row.name, row.version, row.arch);
-    if (existing && existing.sha256 !== row.sha256) {
+    if (existing && existing.upload_sha256 !== row.upload_sha256) {
       throw new DomainError('conflict', 'version_exists', `${row.name} ${row.version} (${row.arch}) already exists in ${target.codename} with different content`, {
-        existing_sha256: existing.sha256,
-        incoming_sha256: row.sha256,
+        existing_sha256: existing.upload_sha256,
+        incoming_sha256: row.upload_sha256,
       });
     }
     return existing;
@@ -181,7 +187,7 @@ export class PackageLifecycle {
     if (existing) return { ...base, status: existing.status, result: 'already_present' };
     const handler = handlerFor(row.format as Distribution['format']);
     const pkg = inspectedFromRow(row);
-    const poolPath = handler.poolPath(pkg, target);
+    const poolPath = handler.poolPath(pkg, target, rewrittenFile(row));
     if (isIndexed(row.status)) await this.files.publish(row.sha256, poolPath);
     const now = isoUtc();
     const copy: PackageRow = {

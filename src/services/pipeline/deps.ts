@@ -6,6 +6,7 @@ import type { Distribution } from '../../domain/distributions.js';
 import type { FindingCounts } from '../../domain/pipeline/types.js';
 import type { StoredCveStatus, StoredFinding } from '../../domain/security/policy.js';
 import type { PackageFiles } from '../../adapters/storage/interfaces.js';
+import type { RpmPackageSigning } from '../packages/rpm-signing.js';
 import type { Publisher } from '../publishing/publisher.js';
 
 /** What the CVE step learns: findings, their counts, and what the policy makes of them. */
@@ -32,6 +33,7 @@ export interface PipelineDeps {
   publisher: Publisher;
   antivirus: AntivirusScanner | null;
   cve: CveScanner;
+  rpmSigning: RpmPackageSigning;
   uploadedBy: string | null;
   log: Logger;
 }

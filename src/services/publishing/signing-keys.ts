@@ -6,6 +6,7 @@ import { DISTRIBUTIONS } from '../../domain/distributions.js';
 import { isoUtc } from '../../domain/time.js';
 import type { Actor } from '../actor.js';
 import type { Publisher } from './publisher.js';
+import type { ResignProgress, RpmResigner } from './rpm-resigner.js';
 
 export interface SigningKeyView {
   fingerprint: string;
@@ -17,6 +18,8 @@ export interface SigningKeyView {
   armored_public_key: string;
   key_count: number;
   keys: Array<{ fingerprint: string; algorithm: string; created: string; active: boolean }>;
+  /** The RPM packages' signatures: how many carry the active key's, and whether a re-signing runs. */
+  rpm_signing: ResignProgress;
 }
 
 export interface NewKeyRequest {
@@ -26,12 +29,13 @@ export interface NewKeyRequest {
   expiresDays?: number;
 }
 
-/** The repository signing key: what it is, and rotation (a new active key, every index re-signed). */
+/** The repository signing key: what it is, and rotation (a new active key, every index and RPM re-signed). */
 export class SigningKeys {
   constructor(
     private readonly db: Db,
     private readonly keyring: KeyringStore,
     private readonly publisher: Publisher,
+    private readonly resigner: RpmResigner,
     private readonly audit: AuditLog,
   ) {}
 
@@ -48,10 +52,14 @@ export class SigningKeys {
       armored_public_key: signer.publicKeyArmored,
       key_count: keys.length,
       keys: keys.map((k) => ({ fingerprint: k.fingerprint, algorithm: k.algorithm, created: isoUtc(k.created), active: k.active })),
+      rpm_signing: await this.resigner.progress(),
     };
   }
 
-  /** Generates and activates a new key; every index is re-signed with it before this returns. */
+  /**
+   * Generates and activates a new key; every index is re-signed with it before this returns, and
+   * the RPM packages are re-signed in the background (`rpm_signing` tells how far it is).
+   */
   async rotate(request: NewKeyRequest, actor: Actor): Promise<SigningKeyView> {
     await this.keyring.generate({
       name: request.name,
@@ -62,6 +70,7 @@ export class SigningKeys {
     });
     for (const d of DISTRIBUTIONS) await bumpGeneration(this.db, d.codename);
     await Promise.all(DISTRIBUTIONS.map((d) => this.publisher.request(d.codename)));
+    void this.resigner.start();
     const view = await this.describe();
     await this.audit.record({ action: 'GPG_GENERATE', user: actor.username, result: 'SUCCESS', detail: `fingerprint=${view.fingerprint}; algorithm=${view.algorithm}`, ip: actor.ip });
     return view;

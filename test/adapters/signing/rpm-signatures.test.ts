@@ -5,13 +5,14 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { copyFile, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { buildRpm } from '../../../harness/rpms.js';
 import { generateKeyInWorker } from '../../../src/adapters/signing/keygen.js';
 import { OpenPgpSigner } from '../../../src/adapters/signing/openpgp-signer.js';
-import { readSections, signRpmFile, verifyRpmSignature } from '../../../src/adapters/signing/rpm-signatures.js';
+import { readSections, signRpmToTemp, verifyRpmSignature } from '../../../src/adapters/signing/rpm-signatures.js';
+import type { Signer } from '../../../src/adapters/signing/signer.js';
 import { DomainError } from '../../../src/domain/errors.js';
 import { SignatureTag } from '../../../src/domain/rpm/signature-header.js';
 import { makeTempDir } from '../../helpers/tmp.js';
@@ -19,6 +20,16 @@ import { makeTempDir } from '../../helpers/tmp.js';
 function rpm(args: string[]): { status: number | null; out: string } {
   const r = spawnSync('rpm', args, { encoding: 'utf8', timeout: 60_000 });
   return { status: r.status, out: `${r.stdout}${r.stderr}` };
+}
+
+
+/** Writes `target` as `source` signed by `signer`, checking the digests computed while writing. */
+async function signRpmFile(source: string, target: string, signer: Signer): Promise<void> {
+  const signed = await signRpmToTemp(source, signer, join(target, '..'));
+  const { createHash } = await import('node:crypto');
+  assert.equal(createHash('sha256').update(await readFile(signed.file.path)).digest('hex'), signed.file.sha256);
+  assert.equal((await stat(signed.file.path)).size, signed.file.size);
+  await rename(signed.file.path, target);
 }
 
 describe('RPM file signing (checked with rpm -K)', () => {
