@@ -83,6 +83,10 @@ describe('package file paths', () => {
     assert.equal(packageFilePath(`/repo/${DEB}`), DEB);
     assert.equal(packageFilePath(`/${DEB}`), DEB);
     assert.equal(packageFilePath(`/mirror/tollgate/${RPM}?x=1`), RPM);
+    // A signed RPM sits in a folder named by its digest.
+    const signed = 'rpm/rocky9/x86_64/Packages/h/0123456789abcdef/hello-2.10-1.el9.x86_64.rpm';
+    assert.equal(packageFilePath(`/repo/${signed}`), signed);
+    assert.equal(packageFilePath('/repo/rpm/rocky9/x86_64/Packages/h/a/b/hello-2.10-1.el9.x86_64.rpm'), null);
   });
 
   it('decodes the path once, as the server does', () => {

@@ -39,6 +39,8 @@ export async function dnfSandbox(dir: string, repo: { id: string; baseurl: strin
     list: (name: string) => exec('dnf', [...common, '--refresh', 'list', '--available', name]),
     download: (name: string) => exec('dnf', [...common, 'download', `--destdir=${join(dir, 'downloads')}`, name]),
     repoquery: (args: string[]) => exec('dnf', [...common, 'repoquery', ...args]),
+    /** Imports a key into the sandbox root's rpmdb (what dnf does itself for repository packages). */
+    importKey: (path: string) => exec('rpm', [`--root=${join(dir, 'root')}`, '--import', path]),
     /** Installs into the sandbox root; `localpkg_gpgcheck` makes dnf check a local file's signature too. */
     install: (specs: string[]) => exec('dnf', [...common, '--setopt=localpkg_gpgcheck=1', 'install', ...specs]),
   };

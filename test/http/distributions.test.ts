@@ -129,8 +129,11 @@ for (const backend of backends()) {
         assert.equal(rpmRes.statusCode, 200, rpmRes.body);
         const primary = await rpmPrimary('almalinux9');
         assert.match(primary, /<name>rpm-promo<\/name>/);
-        assert.match(primary, /<location href="Packages\/r\/rpm-promo-1\.0-1\.x86_64\.rpm"\/>/);
-        assert.equal((await t.app.inject({ method: 'GET', url: '/repo/rpm/almalinux9/x86_64/Packages/r/rpm-promo-1.0-1.x86_64.rpm' })).statusCode, 200);
+        // The signed copy, in a folder named by its digest: the same relative path as in rocky9.
+        const href = /<location href="(Packages\/r\/[0-9a-f]{16}\/rpm-promo-1\.0-1\.x86_64\.rpm)"\/>/.exec(primary)?.[1];
+        assert.ok(href, primary);
+        assert.match(await rpmPrimary('rocky9'), new RegExp(`<location href="${href}"/>`));
+        assert.equal((await t.app.inject({ method: 'GET', url: `/repo/rpm/almalinux9/x86_64/${href}` })).statusCode, 200);
         // "newest" is the highest version, not the last upload (a backport)
         await rpm({ name: 'rpm-back', version: '2.0', files: { '/usr/share/rpm-back/a': '2' } }, 'fedora');
         await rpm({ name: 'rpm-back', version: '1.5', files: { '/usr/share/rpm-back/a': '1' } }, 'fedora');
