@@ -113,7 +113,14 @@ describe('KeyringStore with Ed25519', () => {
     const res = gpgv(keyring, files.inRelease);
     assert.equal(res.status, 0, res.stderr);
     assert.match(res.stderr, /Tollgate Rotated/);
+    // Until the files signed with the old key are re-signed, the exported keyring holds both, new first.
+    const both = Buffer.from(await readFile(keyring));
+    assert.ok(both.subarray(0, rotated.publicKeyBinary.length).equals(Buffer.from(rotated.publicKeyBinary)));
+    assert.ok(both.length > rotated.publicKeyBinary.length);
+    assert.equal((await readFile(join(dir, 'repo', 'keys', 'tollgate.asc'), 'utf8')).match(/BEGIN PGP PUBLIC KEY BLOCK/g)?.length, 2);
+    await store.exportPublicKeys([]);
     assert.ok(Buffer.from(await readFile(keyring)).equals(Buffer.from(rotated.publicKeyBinary)));
+    assert.equal((await readFile(join(dir, 'repo', 'keys', 'tollgate.asc'), 'utf8')).match(/BEGIN PGP PUBLIC KEY BLOCK/g)?.length, 1);
 
     // A restarted service loads the active key instead of generating one.
     const reopened = makeStore(dir);
