@@ -1,7 +1,8 @@
 /**
  * The two formats' rules for the closure walk (resolve.ts): Debian relations with dpkg version
  * comparison and exact-version Provides (as apt); RPM requires against provides and file
- * provides with rpm's range overlap, rich `or`/`and`/`with` dependencies.
+ * provides with rpm's range overlap, rich `or`/`and`/`with`/`if`/`unless` dependencies; and
+ * Debian's architecture qualifiers (`:any` only from a `Multi-Arch: allowed` package).
  */
 import { parseProvides, parseRelations, type Relation } from '../deb/relations.js';
 import { compareDebianVersions, satisfiesRelation } from '../deb/version.js';
@@ -26,6 +27,19 @@ export interface NameLookups {
 
 const debMatches = (rel: Relation, version: string | null): boolean =>
   rel.constraint === null || (version !== null && satisfiesRelation(version, rel.constraint.op, rel.constraint.version));
+
+/**
+ * Whether a package of this architecture and Multi-Arch kind can answer a relation with this
+ * architecture qualifier (the target has one native architecture plus `all`): `name:any` only
+ * from a package that declares `Multi-Arch: allowed` (dpkg and apt refuse it otherwise, native or
+ * not); `name:<arch>` from that architecture; `:native` and no qualifier from any accepted one.
+ */
+export function debArchQualifierMet(rel: Pick<Relation, 'archQualifier'>, pkg: Pick<CatalogPackage, 'arch' | 'relations'>): boolean {
+  const qualifier = rel.archQualifier;
+  if (qualifier === null || qualifier === 'native') return true;
+  if (qualifier === 'any') return (pkg.relations as DebCatalogRelations).multiArch?.trim().toLowerCase() === 'allowed';
+  return pkg.arch === qualifier;
+}
 
 const providesCache = new WeakMap<CatalogPackage, Array<{ name: string; version: string | null }>>();
 
@@ -53,13 +67,14 @@ export function debFormat(lookups: NameLookups, accepted: readonly string[]): Re
     namesOf: (pkg) => [pkg.name, ...debProvides(pkg).map((p) => p.name)],
     prefetch: lookups.prefetch?.bind(lookups),
     satisfiedBy(alt, pkg) {
+      if (!debArchQualifierMet(alt, pkg)) return false;
       if (pkg.name === alt.name && debMatches(alt, pkg.version)) return true;
       return debProvides(pkg).some((p) => p.name === alt.name && debMatches(alt, p.version));
     },
     async candidates(alt) {
-      const real = (await lookups.byName(alt.name)).filter((p) => archOk(p) && debMatches(alt, p.version));
+      const real = (await lookups.byName(alt.name)).filter((p) => archOk(p) && debArchQualifierMet(alt, p) && debMatches(alt, p.version));
       real.sort((a, b) => compareDebianVersions(b.version, a.version));
-      const virtual = (await lookups.providers(alt.name)).filter((p) => archOk(p.pkg) && debMatches(alt, p.version)).map((p) => p.pkg);
+      const virtual = (await lookups.providers(alt.name)).filter((p) => archOk(p.pkg) && debArchQualifierMet(alt, p.pkg) && debMatches(alt, p.version)).map((p) => p.pkg);
       virtual.sort((a, b) => a.name.localeCompare(b.name) || compareDebianVersions(b.version, a.version));
       return [...real, ...virtual];
     },
@@ -74,13 +89,29 @@ const evrOrder = (a: string, b: string) => compareEvr(parseEvr(a), parseEvr(b));
 /** One alternative of an RPM requirement: a plain (versioned) name or a file path. */
 export type RpmAlternative = RpmRelation;
 
-/** Rich dependencies as requirement groups: `and` splits, `or` gives alternatives; conditionals are not required. */
+/**
+ * Rich dependencies as requirement groups: `and` splits, `or` gives alternatives, `with` asks for
+ * its first part; `if`/`unless` become conditionals the walk decides once the rest is selected.
+ * `without` only narrows what another part matches, so it pulls nothing in.
+ */
 function richRequirements(dep: RichDep, text: string): Requirement<RpmAlternative>[] {
   if (dep.op === 'simple') return [{ text, alternatives: [{ name: dep.name, flags: dep.flags, evr: dep.evr }] }];
   if (dep.op === 'and') return dep.args.flatMap((a) => richRequirements(a, text));
+  // An `or` of conditionals or conjunctions is read as the alternatives of its plain parts.
   if (dep.op === 'or') return [{ text, alternatives: dep.args.flatMap((a) => richRequirements(a, text).flatMap((r) => r.alternatives)) }];
   if (dep.op === 'with') return dep.args[0] ? richRequirements(dep.args[0], text) : [];
-  // `if` / `unless` / `without` hold only depending on what else is installed: not pulled in.
+  if ((dep.op === 'if' || dep.op === 'unless') && dep.args[0] && dep.args[1]) {
+    return [{
+      text,
+      alternatives: [],
+      conditional: {
+        when: richRequirements(dep.args[1], text),
+        negate: dep.op === 'unless',
+        then: richRequirements(dep.args[0], text),
+        otherwise: dep.args[2] ? richRequirements(dep.args[2], text) : [],
+      },
+    }];
+  }
   return [];
 }
 

@@ -4,7 +4,8 @@
  * (2) what the target distribution already publishes, else (3) the best catalog candidate of
  * the first alternative that has one (highest version; real packages before providers of a
  * virtual name). Selected names are never selected twice, so cycles end by themselves. Each
- * selected package records the requirement that pulled it in.
+ * selected package records the requirement that pulled it in. Conditional (RPM `if`/`unless`)
+ * requirements are decided once everything unconditional is selected.
  */
 import type { CatalogEntry } from './catalog.js';
 
@@ -17,6 +18,21 @@ export interface Requirement<A> {
   /** As written upstream, e.g. `libfoo (>= 2) | libbar`. */
   text: string;
   alternatives: A[];
+  /** RPM `(A if B else C)` / `(A unless B else C)`: required only as its condition decides. */
+  conditional?: Conditional<A>;
+}
+
+/**
+ * A requirement that depends on what else gets installed. It is decided once the unconditional
+ * closure is complete (libsolv, too, decides conditionals against the rest of the transaction):
+ * `when` holds if every one of its requirements is met by a selected package or the target
+ * distribution; then `then` is required, else `otherwise` (`negate` turns `if` into `unless`).
+ */
+export interface Conditional<A> {
+  when: Requirement<A>[];
+  negate: boolean;
+  then: Requirement<A>[];
+  otherwise: Requirement<A>[];
 }
 
 /** What the walk needs to know about one format; lookups may query the database. */
@@ -73,14 +89,65 @@ export async function resolveClosure<A>(root: CatalogPackage, format: ResolverFo
   };
   select(root);
   const queue: Selected[] = [rootSelection];
+  const deferred: Array<{ current: Selected; requirement: Requirement<A>; siblings: Requirement<A>[] }> = [];
+  const selectedSatisfies = (alt: A) => (answering.get(format.nameOf(alt)) ?? []).some((pkg) => format.satisfiedBy(alt, pkg));
+  const met = async (requirement: Requirement<A>) =>
+    requirement.alternatives.some(selectedSatisfies) || (await anyAsync(requirement.alternatives, (alt) => format.presentInTarget(alt)));
+
+  /** Meets one requirement of `current`; false once the closure is too large to go on. */
+  const satisfy = async (current: Selected, requirement: Requirement<A>, siblings: Requirement<A>[]): Promise<boolean> => {
+    if (requirement.conditional) {
+      deferred.push({ current, requirement, siblings });
+      return true;
+    }
+    if (requirement.alternatives.some(selectedSatisfies)) return true;
+    if (await anyAsync(requirement.alternatives, (alt) => format.presentInTarget(alt))) {
+      present.push({ requiredBy: current.pkg.name, relation: requirement.text });
+      return true;
+    }
+    let picked: CatalogPackage | null = null;
+    for (const alt of requirement.alternatives) {
+      // Another version of a name already selected cannot be installed beside it.
+      const usable = (await format.candidates(alt)).filter((c) => !chosen.has(c.name));
+      picked = usable.find((c) => meetsSiblings(c, requirement, siblings, format)) ?? usable[0] ?? null;
+      if (picked) break;
+    }
+    if (!picked) {
+      unsatisfiable.push({ requiredBy: current.pkg.name, relation: requirement.text, reason: 'nothing in the catalogs or the target distribution satisfies it' });
+      return true;
+    }
+    if (chosen.size >= MAX_SELECTED) {
+      unsatisfiable.push({ requiredBy: current.pkg.name, relation: requirement.text, reason: `closure larger than ${MAX_SELECTED} packages` });
+      return false;
+    }
+    const selection: Selected = { pkg: picked, requiredBy: current.pkg.name, relation: requirement.text, depth: current.depth + 1 };
+    chosen.set(picked.name, selection);
+    select(picked);
+    queue.push(selection);
+    return true;
+  };
+
+  let at = 0;
   let prefetchedUpTo = 0;
-  for (let at = 0; at < queue.length; at += 1) {
+  while (at < queue.length || deferred.length > 0) {
+    if (at >= queue.length) {
+      // The unconditional closure is complete: decide the conditionals met so far, which may select more.
+      for (const { current, requirement, siblings } of deferred.splice(0)) {
+        const cond = requirement.conditional!;
+        const holds = (await everyAsync(cond.when, met)) !== cond.negate;
+        for (const branch of holds ? cond.then : cond.otherwise) {
+          if (!(await satisfy(current, branch, siblings))) return { selected: [...chosen.values()], present, unsatisfiable };
+        }
+      }
+      continue;
+    }
     // Breadth first: when a level starts, the whole level is queued; load its look-ups at once.
     if (at >= prefetchedUpTo && format.prefetch) {
       await format.prefetch(queue.slice(at).flatMap((s) => requirementNames(s.pkg, root, format)));
       prefetchedUpTo = queue.length;
     }
     const current = queue[at]!;
+    at += 1;
     let requirements: Requirement<A>[];
     try {
       requirements = current.pkg.format === root.format ? format.requirements(current.pkg) : [];
@@ -89,30 +156,7 @@ export async function resolveClosure<A>(root: CatalogPackage, format: ResolverFo
       continue;
     }
     for (const requirement of requirements) {
-      if (requirement.alternatives.some((alt) => (answering.get(format.nameOf(alt)) ?? []).some((pkg) => format.satisfiedBy(alt, pkg)))) continue;
-      if (await anyAsync(requirement.alternatives, (alt) => format.presentInTarget(alt))) {
-        present.push({ requiredBy: current.pkg.name, relation: requirement.text });
-        continue;
-      }
-      let picked: CatalogPackage | null = null;
-      for (const alt of requirement.alternatives) {
-        // Another version of a name already selected cannot be installed beside it.
-        const usable = (await format.candidates(alt)).filter((c) => !chosen.has(c.name));
-        picked = usable.find((c) => meetsSiblings(c, requirement, requirements, format)) ?? usable[0] ?? null;
-        if (picked) break;
-      }
-      if (!picked) {
-        unsatisfiable.push({ requiredBy: current.pkg.name, relation: requirement.text, reason: 'nothing in the catalogs or the target distribution satisfies it' });
-        continue;
-      }
-      if (chosen.size >= MAX_SELECTED) {
-        unsatisfiable.push({ requiredBy: current.pkg.name, relation: requirement.text, reason: `closure larger than ${MAX_SELECTED} packages` });
-        return { selected: [...chosen.values()], present, unsatisfiable };
-      }
-      const selection: Selected = { pkg: picked, requiredBy: current.pkg.name, relation: requirement.text, depth: current.depth + 1 };
-      chosen.set(picked.name, selection);
-      select(picked);
-      queue.push(selection);
+      if (!(await satisfy(current, requirement, requirements))) return { selected: [...chosen.values()], present, unsatisfiable };
     }
   }
   return { selected: [...chosen.values()], present, unsatisfiable };
@@ -142,4 +186,9 @@ function requirementNames<A>(pkg: CatalogPackage, root: CatalogPackage, format: 
 async function anyAsync<T>(items: T[], test: (item: T) => Promise<boolean>): Promise<boolean> {
   for (const item of items) if (await test(item)) return true;
   return false;
+}
+
+async function everyAsync<T>(items: T[], test: (item: T) => Promise<boolean>): Promise<boolean> {
+  for (const item of items) if (!(await test(item))) return false;
+  return true;
 }
