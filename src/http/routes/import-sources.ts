@@ -8,7 +8,7 @@ import { Type } from 'typebox';
 import type { AppContext } from '../../services/context.js';
 import type { ImportService } from '../../services/imports/index.js';
 import type { SyncEvent } from '../../services/imports/sync.js';
-import { principalOf } from '../auth-hook.js';
+import { actorOf, principalOf } from '../auth-hook.js';
 import { toErrorAnswer } from '../errors.js';
 import { answering, errorResponses, Nullable } from '../schemas.js';
 import type { App } from '../types.js';
@@ -88,18 +88,18 @@ export async function importSourceRoutes(app: App, ctx: AppContext): Promise<voi
       response: { ...errorResponses, 201: SourceOut },
     },
   }, async (request, reply) => {
-    const created = await sources.create(request.body, principalOf(request).user.username);
+    const created = await sources.create(request.body, actorOf(request));
     return reply.status(201).send(await sources.view(created));
   });
 
   app.patch('/import/sources/:id', {
     schema: { tags: ['import'], summary: 'Change a source; a new key or location makes the next sync verify everything again', params: SourceParams, body: SourcePatch, response: { ...errorResponses, 200: SourceOut } },
-  }, async (request) => sources.view(await sources.update(request.params.id, request.body)));
+  }, async (request) => sources.view(await sources.update(request.params.id, request.body, actorOf(request))));
 
   app.delete('/import/sources/:id', {
     schema: { tags: ['import'], summary: 'Remove a source and its catalog (imported packages stay)', params: SourceParams, response: { ...errorResponses, 204: Type.Null() } },
   }, async (request, reply) => {
-    await sources.delete(request.params.id);
+    await sources.delete(request.params.id, actorOf(request));
     return reply.status(204).send(null);
   });
 

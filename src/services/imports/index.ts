@@ -37,7 +37,7 @@ export class ImportService {
   readonly groups: ImportGroups;
 
   constructor(private readonly deps: ImportDeps) {
-    this.sources = new SourceStore(deps.db);
+    this.sources = new SourceStore(deps.db, deps.audit);
     this.catalog = new CatalogQuery(deps.db);
     this.importer = new Importer({
       db: deps.db, audit: deps.audit, catalog: this.catalog, sources: this.sources, uploads: deps.repo.uploads,

@@ -9,6 +9,8 @@ import { keyFingerprints } from '../../adapters/signing/upstream-verify.js';
 import { DomainError } from '../../domain/errors.js';
 import { defineSource, type SourceDefinition, type SourceInput } from '../../domain/imports/sources.js';
 import { isoUtc } from '../../domain/time.js';
+import type { AuditLog } from '../../adapters/audit/audit-log.js';
+import type { Actor } from '../actor.js';
 
 export interface StoredSource extends SourceDefinition {
   id: string;
@@ -46,8 +48,23 @@ export interface SyncStateView {
 
 export const notFoundSource = (id: string) => new DomainError('not_found', 'source_not_found', `Import source ${id} not found`);
 
+/** What a source change is audited with: where it goes and whom it trusts, never the key itself. */
+async function describeSource(def: StoredSource): Promise<string> {
+  const where = def.type === 'apt' ? `url=${def.url}; suite=${def.suite}; components=${def.components.join(',')}; architectures=${def.architectures.join(',')}` : `baseurl=${def.baseurl}`;
+  const trust = def.key ? `key=${(await keyFingerprints(def.key)).join(',')}` : `key=none; allow_unsigned=${def.allowUnsigned}`;
+  return `name=${def.name}; type=${def.type}; distribution=${def.distribution}; ${where}; ${trust}`;
+}
+
 export class SourceStore {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly audit: Pick<AuditLog, 'record'>,
+  ) {}
+
+  /** Every change to a source is audited: a source decides which upstream and key packages are trusted from. */
+  private async record(actor: Actor, verb: 'created' | 'updated' | 'deleted', source: StoredSource, note = ''): Promise<void> {
+    await this.audit.record({ action: 'IMPORT_SOURCE_CHANGE', user: actor.username, result: 'SUCCESS', detail: `${verb} ${source.id}; ${await describeSource(source)}${note}`, ip: actor.ip });
+  }
 
   async list(): Promise<StoredSource[]> {
     return (await listImportSources(this.db)).map(fromRow);
@@ -64,19 +81,21 @@ export class SourceStore {
     return row ?? { source_id: id, status: 'never', generation: 0, index_digest: null, etag: null, last_modified: null, last_sync_at: null, last_success_at: null, last_error: null, count: 0 };
   }
 
-  async create(input: SourceInput, user: string | null): Promise<StoredSource> {
+  async create(input: SourceInput, actor: Actor): Promise<StoredSource> {
     const def = defineSource(input);
     await checkKey(def);
     const now = isoUtc();
     const id = randomUUID();
     await this.db.transaction().execute(async (trx) => {
       await this.assertNameFree(trx, def.name, null);
-      await insertImportSource(trx, { id, ...toRow(def), created_by: user, created_at: now, updated_at: now }, { source_id: id, status: 'never', generation: 0, count: 0 });
+      await insertImportSource(trx, { id, ...toRow(def), created_by: actor.username, created_at: now, updated_at: now }, { source_id: id, status: 'never', generation: 0, count: 0 });
     }).catch(rethrowDuplicate(def.name));
-    return this.get(id);
+    const created = await this.get(id);
+    await this.record(actor, 'created', created);
+    return created;
   }
 
-  async update(id: string, input: SourceInput): Promise<StoredSource> {
+  async update(id: string, input: SourceInput, actor: Actor): Promise<StoredSource> {
     const current = await this.get(id);
     const def = defineSource(input, current);
     if (input.key !== undefined) await checkKey(def);
@@ -89,12 +108,15 @@ export class SourceStore {
       // may not skip it as unchanged.
       if (trustChanged) await forgetVerifiedIndex(trx, id);
     }).catch(rethrowDuplicate(def.name));
-    return this.get(id);
+    const updated = await this.get(id);
+    await this.record(actor, 'updated', updated, trustChanged ? '; trust changed: the next sync verifies everything again' : '');
+    return updated;
   }
 
-  async delete(id: string): Promise<void> {
-    await this.get(id);
+  async delete(id: string, actor: Actor): Promise<void> {
+    const source = await this.get(id);
     await this.db.transaction().execute((trx) => deleteImportSource(trx, id));
+    await this.record(actor, 'deleted', source);
   }
 
   async view(source: StoredSource): Promise<SourceView> {

@@ -121,8 +121,17 @@ for (const backend of backends()) {
       const uploader = bearer(await app.tokenFor('uploader'));
       assert.equal((await app.app.inject({ method: 'GET', url: '/import/sources', headers: uploader })).statusCode, 403);
       assert.equal((await app.app.inject({ method: 'GET', url: '/import/sync-status', headers: uploader })).statusCode, 200);
+      const rekeyed = await app.app.inject({ method: 'PATCH', url: `/import/sources/${source.id}`, headers: admin, payload: { key: null, allow_unsigned: true } });
+      assert.equal(rekeyed.statusCode, 200, rekeyed.body);
       assert.equal((await app.app.inject({ method: 'DELETE', url: `/import/sources/${source.id}`, headers: admin })).statusCode, 204);
       assert.equal((await app.app.inject({ method: 'DELETE', url: `/import/sources/${source.id}`, headers: admin })).statusCode, 404);
+
+      // Each change is audited with whom the source trusts (fingerprints), never the key itself.
+      const changes = await app.ctx.db.selectFrom('audit_index').select(['detail', 'result']).where('action', '=', 'IMPORT_SOURCE_CHANGE').where('detail', 'like', `%${source.id}%`).orderBy('seq').execute();
+      assert.deepEqual(changes.map((c) => /^(\w+) /.exec(c.detail ?? '')?.[1]), ['created', 'updated', 'updated', 'deleted']);
+      assert.match(changes[0]!.detail!, new RegExp(`key=${source.key_fingerprints[0]}`));
+      assert.match(changes[2]!.detail!, /key=none; allow_unsigned=true; trust changed/);
+      assert.ok(changes.every((c) => c.result === 'SUCCESS' && !c.detail!.includes('BEGIN PGP')));
     });
 
     it('syncs an APT source (SSE), then finds the signed index unchanged', async () => {
