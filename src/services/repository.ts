@@ -19,7 +19,7 @@ import { RpmResigner } from './publishing/rpm-resigner.js';
 import { RpmPackageSigning } from './packages/rpm-signing.js';
 import type { SettingsService } from './settings.js';
 import { noCveScanner } from './pipeline/cve.js';
-import type { CveScanner } from './pipeline/deps.js';
+import type { CatalogProvides, CveScanner } from './pipeline/deps.js';
 import { AptIndexWriter } from '../adapters/storage/apt-index-writer.js';
 import { Publisher } from './publishing/publisher.js';
 import { RpmIndexWriter } from '../adapters/storage/rpm-index-writer.js';
@@ -42,6 +42,8 @@ export interface Repository {
   antivirus: AntivirusScanner | null;
   /** Swapped in by the vulnerability scanner once it is built. */
   cve: { scanner: CveScanner };
+  /** Swapped in by the import service: what the synced catalogs offer to the dependency check. */
+  catalogs: CatalogProvides;
 }
 
 interface RepositoryDeps {
@@ -80,6 +82,7 @@ export async function createRepository(deps: RepositoryDeps): Promise<Repository
     log,
   );
   const cve = { scanner: noCveScanner as CveScanner };
+  const catalogs: CatalogProvides = { lookup: async () => null };
   const rpmSigning = new RpmPackageSigning({
     rules: async (codename) => {
       const settings = await deps.settings.all();
@@ -90,7 +93,7 @@ export async function createRepository(deps: RepositoryDeps): Promise<Repository
     tempDir: files.tempDir,
   });
   const uploads = new UploadService(
-    { db, files, publisher, antivirus, log, rpmSigning, cve: { assess: (pkg, dist, path) => cve.scanner.assess(pkg, dist, path) } },
+    { db, files, publisher, antivirus, log, rpmSigning, catalogs: { lookup: (codename) => catalogs.lookup(codename) }, cve: { assess: (pkg, dist, path) => cve.scanner.assess(pkg, dist, path) } },
     deps.audit,
     deps.metrics,
   );
@@ -114,7 +117,7 @@ export async function createRepository(deps: RepositoryDeps): Promise<Repository
   const lifecycle = new PackageLifecycle(db, files, publisher, deps.audit);
   const resigner = new RpmResigner({ db, files, publisher, keyring, log, graceMs: config.rpmResignGraceMs });
   const keys = new SigningKeys(db, keyring, publisher, resigner, deps.audit);
-  return { files, keyring, publisher, uploads, lifecycle, keys, rpmSigning, resigner, antivirus, cve };
+  return { files, keyring, publisher, uploads, lifecycle, keys, rpmSigning, resigner, antivirus, cve, catalogs };
 }
 
 /** Every distribution of the table has its row (created at first start, kept afterwards). */

@@ -61,7 +61,7 @@ describe('pipeline steps called directly', () => {
     return state;
   };
   const deps = (over: Partial<PipelineDeps> = {}): PipelineDeps => ({
-    db: t.ctx.db, files: t.ctx.repo.files, publisher: t.ctx.repo.publisher, antivirus: null, cve: noCveScanner, rpmSigning: t.ctx.repo.rpmSigning, uploadedBy: 'steps', log: pino({ level: 'silent' }), ...over,
+    db: t.ctx.db, files: t.ctx.repo.files, publisher: t.ctx.repo.publisher, antivirus: null, cve: noCveScanner, rpmSigning: t.ctx.repo.rpmSigning, catalogs: t.ctx.repo.catalogs, uploadedBy: 'steps', log: pino({ level: 'silent' }), ...over,
   });
 
   it('antivirus: skipped without clamd; clean; EICAR in the data member quarantines and names it', async () => {

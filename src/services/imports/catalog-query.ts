@@ -1,6 +1,7 @@
 /**
  * Reading the synced catalogs: search, and dependency resolution against the catalogs of the
- * sources mapped to a distribution, skipping what that distribution already publishes.
+ * sources mapped to a distribution, skipping what that distribution already publishes; and what
+ * the catalogs offer to the upload dependency check.
  * Only each source's current generation is visible.
  */
 import type { Db } from '../../adapters/db/index.js';
@@ -8,11 +9,13 @@ import { catalogPackagesNamed, catalogProvidersOf, currentGenerations, searchCat
 import { importSourceNames } from '../../adapters/db/import-sources.table.js';
 import { findDistribution } from '../../domain/distributions.js';
 import { DomainError } from '../../domain/errors.js';
-import type { CatalogEntry } from '../../domain/imports/catalog.js';
+import type { CatalogEntry, DebCatalogRelations } from '../../domain/imports/catalog.js';
 import { resolveClosure, type CatalogPackage, type Closure, type ResolverFormat } from '../../domain/imports/resolve.js';
 import { debFormat, rpmFormat, type NameLookups } from '../../domain/imports/resolve-formats.js';
 import { compareDebianVersions } from '../../domain/deb/version.js';
+import { Sense } from '../../domain/rpm/tags.js';
 import { compareEvr, parseEvr } from '../../domain/rpm/vercmp.js';
+import type { ProvidesLookup } from '../formats/types.js';
 import { providesLookup } from '../packages/provides.js';
 
 export const catalogEmpty = () =>
@@ -86,6 +89,38 @@ export class CatalogQuery {
     return { distribution, root, closure: await resolveClosure(root, format), sources: visible.sources };
   }
 
+  /**
+   * What the synced catalogs of a distribution's sources offer, as rows the upload dependency
+   * check reads like published ones (null when no source of the distribution has a catalog).
+   */
+  async providesLookup(distribution: string): Promise<ProvidesLookup | null> {
+    const visible = await this.visible({ distribution });
+    if (visible.generations.size === 0) return null;
+    return async (names) => {
+      const rows: Awaited<ReturnType<ProvidesLookup>> = [];
+      for (let i = 0; i < names.length; i += 500) {
+        const chunk = names.slice(i, i + 500);
+        for (const [sourceId, generation] of visible.generations) {
+          for (const r of await catalogPackagesNamed(this.db, sourceId, generation, chunk)) {
+            const pkg = toPackage(r);
+            const identity = { package: pkg.name, packageVersion: pkg.version, arch: pkg.arch, multiArch: multiArchOf(pkg) };
+            // An RPM provides itself at its exact EVR; a deb is found by its name.
+            rows.push(pkg.format === 'rpm' ? { kind: 'provides', name: pkg.name, version: pkg.version, flags: Sense.EQUAL, ...identity } : { kind: 'package', name: pkg.name, version: pkg.version, flags: null, ...identity });
+          }
+          for (const r of await catalogProvidersOf(this.db, sourceId, generation, chunk)) {
+            const pkg = toPackage(r);
+            rows.push({
+              kind: pkg.format === 'rpm' && r.provided_name.startsWith('/') ? 'file' : 'provides',
+              name: r.provided_name, version: r.provided_version, flags: r.provided_flags === null ? null : Number(r.provided_flags),
+              package: pkg.name, packageVersion: pkg.version, arch: pkg.arch, multiArch: multiArchOf(pkg),
+            });
+          }
+        }
+      }
+      return rows;
+    };
+  }
+
   /** Without a distribution given, the one whose sources list the package (the first, by name). */
   private async pickDistribution(name: string, given?: string): Promise<string> {
     if (given) return given;
@@ -132,6 +167,8 @@ export class CatalogQuery {
     return { byName: get(cache.byName), providers: get(cache.providers), target: get(cache.target), prefetch: load };
   }
 }
+
+const multiArchOf = (pkg: CatalogPackage): string | null => (pkg.format === 'deb' ? (pkg.relations as DebCatalogRelations).multiArch : null);
 
 function toPackage(r: CatalogRow): CatalogPackage {
   return {

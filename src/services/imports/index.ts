@@ -39,6 +39,8 @@ export class ImportService {
   constructor(private readonly deps: ImportDeps) {
     this.sources = new SourceStore(deps.db, deps.audit);
     this.catalog = new CatalogQuery(deps.db);
+    // Uploads' dependency checks also name what the synced catalogs of their distribution offer.
+    deps.repo.catalogs.lookup = (codename) => this.catalog.providesLookup(codename);
     this.importer = new Importer({
       db: deps.db, audit: deps.audit, catalog: this.catalog, sources: this.sources, uploads: deps.repo.uploads,
       tempDir: deps.repo.files.tempDir, maxPackageBytes: deps.maxPackageBytes,

@@ -6,6 +6,7 @@ import type { Distribution } from '../../domain/distributions.js';
 import type { FindingCounts } from '../../domain/pipeline/types.js';
 import type { StoredCveStatus, StoredFinding } from '../../domain/security/policy.js';
 import type { PackageFiles } from '../../adapters/storage/interfaces.js';
+import type { ProvidesLookup } from '../formats/types.js';
 import type { RpmPackageSigning } from '../packages/rpm-signing.js';
 import type { Publisher } from '../publishing/publisher.js';
 
@@ -26,6 +27,11 @@ export interface CveScanner {
   assess(pkg: InspectedPackage, dist: Distribution, path?: string): Promise<CveAssessment | null>;
 }
 
+/** What the synced import catalogs of a distribution offer, for the dependency check; null without any. */
+export interface CatalogProvides {
+  lookup(codename: string): Promise<ProvidesLookup | null>;
+}
+
 /** The adapters and services the upload steps use. */
 export interface PipelineDeps {
   db: Db;
@@ -34,6 +40,7 @@ export interface PipelineDeps {
   antivirus: AntivirusScanner | null;
   cve: CveScanner;
   rpmSigning: RpmPackageSigning;
+  catalogs: CatalogProvides;
   uploadedBy: string | null;
   log: Logger;
 }

@@ -10,6 +10,8 @@ import { after, before, describe, it } from 'node:test';
 import { backends, bearer, startTestApp, type TestApp } from '../../helpers/app.js';
 import { makeTempDir } from '../../helpers/tmp.js';
 import { buildAptRepo, buildRpmRepo, makeGpgKey, serveDir, type StaticServer } from '../../../harness/upstream.js';
+import { buildDeb } from '../../../harness/debs.js';
+import { multipartBody } from '../../../harness/multipart.js';
 
 interface Fixture {
   dir: string;
@@ -150,6 +152,29 @@ for (const backend of backends()) {
       assert.equal(missing.statusCode, 404);
       assert.equal((await app.app.inject({ method: 'POST', url: '/import/fetch', headers: uploader, payload: {} })).statusCode, 422);
       assert.equal((await app.app.inject({ method: 'POST', url: '/import/fetch', headers: bearer(await app.tokenFor('reader')), payload: { name: 'solo' } })).statusCode, 403);
+    });
+
+    it('names the dependencies of an upload that the synced catalogs offer', async () => {
+      const upload = async (spec: { name: string; depends: string }, distribution: string) => {
+        const path = await buildDeb(fx.dir, { name: spec.name, version: '1.0-1', depends: spec.depends });
+        const form = await multipartBody({ distribution }, { path });
+        const res = await app.app.inject({ method: 'POST', url: '/upload', headers: { ...uploader, ...form.headers }, payload: form.payload });
+        assert.equal(res.statusCode, 201, res.body);
+        return res.json() as { pipeline: Record<string, string>; steps: Array<{ name: string; message: string }> };
+      };
+      const step = (body: Awaited<ReturnType<typeof upload>>) => body.steps.find((s) => s.name === 'dependencies')!.message;
+      // tool-b is in bookworm's synced catalog, not published: importable.
+      const offered = await upload({ name: 'uses-tool-b', depends: 'tool-b (>= 1.0)' }, 'bookworm');
+      assert.equal(offered.pipeline.dependencies, 'importable');
+      assert.match(step(offered), /missing in bookworm: tool-b \(>= 1\.0\); importable from the synced catalogs: tool-b \(>= 1\.0\)/);
+      // Partly offered: still missing, the importable part named.
+      const partly = await upload({ name: 'uses-nothing', depends: 'tool-b, no-such-package' }, 'bookworm');
+      assert.equal(partly.pipeline.dependencies, 'missing');
+      assert.match(step(partly), /importable from the synced catalogs: tool-b$/);
+      // Another distribution's catalogs do not count.
+      const elsewhere = await upload({ name: 'uses-tool-b-too', depends: 'tool-b' }, 'jammy');
+      assert.equal(elsewhere.pipeline.dependencies, 'missing');
+      assert.doesNotMatch(step(elsewhere), /importable/);
     });
 
     it('imports one closure twice at the same time without a conflict', async () => {
