@@ -3,14 +3,15 @@
  * closure, download each file, check its size and SHA-256 against the signed catalog, then run
  * the upload pipeline with that SHA-256 as the claimed one (provenance `verified`). Dependencies
  * go first so each package's dependency check sees them. Each call is an import group; each
- * package is audited as IMPORT. One download per package at a time in this process: a second
- * import of the same file waits for the first and then finds it stored.
+ * package is audited as IMPORT. Downloads run a few packages ahead of the pipeline. One import
+ * per file at a time in this process: a second import of the same file waits for the first and
+ * then finds it stored (its own download, if any, dropped).
  */
 import { randomBytes } from 'node:crypto';
 import type { AuditLog } from '../../adapters/audit/audit-log.js';
 import type { Db } from '../../adapters/db/index.js';
 import { addImportGroupMember, createImportGroup } from '../../adapters/db/import-groups.table.js';
-import { fetchToFile, upstreamUrl } from '../../adapters/upstream/fetcher.js';
+import { fetchToFile, upstreamUrl, type DownloadedFile } from '../../adapters/upstream/fetcher.js';
 import { DomainError } from '../../domain/errors.js';
 import type { CatalogPackage } from '../../domain/imports/resolve.js';
 import { isoUtc } from '../../domain/time.js';
@@ -83,6 +84,11 @@ export interface ImporterDeps {
 }
 
 const GROUP = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+/** How many downloads run ahead of the package the pipeline is on. */
+const DOWNLOAD_AHEAD = 4;
+
+/** A package's file as the pipeline gets it: downloaded, already stored, or why not. */
+type Download = { kind: 'file'; file: DownloadedFile } | { kind: 'stored'; status: string } | { kind: 'failed'; error: DomainError };
 
 export class Importer {
   private readonly inFlight = new Map<string, Promise<Attempt>>();
@@ -112,21 +118,41 @@ export class Importer {
     await createImportGroup(this.deps.db, { name: group, distribution: distributions.join(','), created_by: options.user, created_at: isoUtc() });
     onEvent({ event: 'resolved', total: ordered.length, packages: ordered.map((p) => ({ name: p.pkg.name, version: p.pkg.version, arch: p.pkg.arch })) });
     const packages: ImportedPackage[] = [];
-    for (const [index, item] of ordered.entries()) {
-      const provenance = `group=${group}; source=${item.pkg.sourceId}; signed_sha256=${item.pkg.sha256}`;
-      const { audited, ...result } = await this.once(item.distribution, item.pkg, () => this.importOne(item.pkg, item.distribution, options, provenance));
-      const reported = { ...result, required_by: item.requiredBy, relation: item.relation };
-      await this.remember(group, reported, item.pkg);
-      // The pipeline wrote the IMPORT entry of what it judged; what never reached it is recorded here.
-      if (!audited) {
-        await this.deps.audit.record({
-          action: 'IMPORT', user: options.user, ip: options.ip, package: reported.name, version: reported.version,
-          result: reported.status === 'already_present' ? 'SUCCESS' : 'FAILURE',
-          detail: `distribution=${item.distribution}; status=${reported.status}; ${provenance}${reported.detail ? `; ${reported.detail}` : ''}`,
-        });
+    // Downloads run ahead of the pipeline (a few files at a time), so the pipeline, which runs
+    // one package at a time in dependency order, never waits for the network but for the first.
+    const downloads = new Map<number, Promise<Download>>();
+    const fetchAhead = (from: number) => {
+      for (let i = from; i < Math.min(ordered.length, from + DOWNLOAD_AHEAD); i++) {
+        if (downloads.has(i)) continue;
+        const pending = this.download(ordered[i]!.pkg, ordered[i]!.distribution);
+        // Awaited in its turn; until then a failure must not count as unhandled.
+        pending.catch(() => undefined);
+        downloads.set(i, pending);
       }
-      packages.push(reported);
-      onEvent({ event: 'package', index: index + 1, total: ordered.length, package: reported });
+    };
+    try {
+      for (const [index, item] of ordered.entries()) {
+        fetchAhead(index);
+        const downloaded = downloads.get(index)!;
+        const provenance = `group=${group}; source=${item.pkg.sourceId}; signed_sha256=${item.pkg.sha256}`;
+        const { audited, ...result } = await this.once(item.distribution, item.pkg, () => this.importOne(item.pkg, item.distribution, options, provenance, downloaded));
+        downloads.delete(index);
+        const reported = { ...result, required_by: item.requiredBy, relation: item.relation };
+        await this.remember(group, reported, item.pkg);
+        // The pipeline wrote the IMPORT entry of what it judged; what never reached it is recorded here.
+        if (!audited) {
+          await this.deps.audit.record({
+            action: 'IMPORT', user: options.user, ip: options.ip, package: reported.name, version: reported.version,
+            result: reported.status === 'already_present' ? 'SUCCESS' : 'FAILURE',
+            detail: `distribution=${item.distribution}; status=${reported.status}; ${provenance}${reported.detail ? `; ${reported.detail}` : ''}`,
+          });
+        }
+        packages.push(reported);
+        onEvent({ event: 'package', index: index + 1, total: ordered.length, package: reported });
+      }
+    } finally {
+      // An import that stops early leaves no downloaded file behind.
+      for (const pending of downloads.values()) await pending.then((d) => (d.kind === 'file' ? d.file.remove() : undefined), () => undefined);
     }
     return { group, packages, unsatisfiable, summary: summarise(packages) };
   }
@@ -141,15 +167,14 @@ export class Importer {
     return task;
   }
 
-  private async importOne(pkg: CatalogPackage, distribution: string, options: ImportOptions, provenance: string): Promise<Attempt> {
-    const base: Attempt = {
-      audited: false,
-      name: pkg.name, version: pkg.version, arch: pkg.arch, distribution, source_id: pkg.sourceId, required_by: null, relation: null,
-      status: 'failed', provenance: null, detail: null, code: null, result: null,
-    };
-    const stored = await findPackage(this.deps.db, distribution, pkg.name, pkg.version, pkg.arch);
-    if (stored && stored.upload_sha256 === pkg.sha256) return { ...base, status: 'already_present', detail: `already stored as ${stored.status}` };
+  /**
+   * Downloads a catalog package into a temp file and checks its size against the signed catalog
+   * (the pipeline checks its SHA-256); nothing is downloaded for a file already stored.
+   */
+  private async download(pkg: CatalogPackage, distribution: string): Promise<Download> {
     try {
+      const stored = await findPackage(this.deps.db, distribution, pkg.name, pkg.version, pkg.arch);
+      if (stored && stored.upload_sha256 === pkg.sha256) return { kind: 'stored', status: stored.status };
       if (pkg.size > this.deps.maxPackageBytes) throw new DomainError('too_large', 'file_too_large', `${pkg.name} is ${pkg.size} bytes, more than MAX_UPLOAD_MB allows`);
       const source = await this.deps.sources.get(pkg.sourceId);
       const url = upstreamUrl((source.type === 'apt' ? source.url : source.baseurl)!, pkg.location);
@@ -161,7 +186,30 @@ export class Importer {
         await file.remove();
         throw new DomainError('invalid', 'checksum_mismatch', `${pkg.location} is ${file.size} bytes, the signed index says ${pkg.size}`);
       }
-      const answer = await this.deps.uploads.upload({ distribution, file, claimedSha256: pkg.sha256, user: options.user, ip: options.ip, audit: { action: 'IMPORT', detail: provenance } });
+      return { kind: 'file', file };
+    } catch (error) {
+      if (!(error instanceof DomainError)) throw error;
+      return { kind: 'failed', error };
+    }
+  }
+
+  private async importOne(pkg: CatalogPackage, distribution: string, options: ImportOptions, provenance: string, downloaded: Promise<Download>): Promise<Attempt> {
+    const base: Attempt = {
+      audited: false,
+      name: pkg.name, version: pkg.version, arch: pkg.arch, distribution, source_id: pkg.sourceId, required_by: null, relation: null,
+      status: 'failed', provenance: null, detail: null, code: null, result: null,
+    };
+    const download = await downloaded;
+    // Stored meanwhile (a concurrent import of the same file): answered as present, the download dropped.
+    const stored = await findPackage(this.deps.db, distribution, pkg.name, pkg.version, pkg.arch);
+    if (stored && stored.upload_sha256 === pkg.sha256) {
+      if (download.kind === 'file') await download.file.remove();
+      return { ...base, status: 'already_present', detail: `already stored as ${stored.status}` };
+    }
+    if (download.kind === 'stored') return this.importOne(pkg, distribution, options, provenance, this.download(pkg, distribution));
+    if (download.kind === 'failed') return { ...base, status: 'failed', detail: download.error.message, code: download.error.code };
+    try {
+      const answer = await this.deps.uploads.upload({ distribution, file: download.file, claimedSha256: pkg.sha256, user: options.user, ip: options.ip, audit: { action: 'IMPORT', detail: provenance } });
       const body = answer.body;
       return {
         ...base, audited: answer.httpStatus !== 200, status: answer.httpStatus === 200 ? 'already_present' : body.status, provenance: body.pipeline.provenance ?? null,

@@ -4,7 +4,7 @@
  * whose upstream bytes differ from the signed index, concurrent imports of one closure.
  */
 import assert from 'node:assert/strict';
-import { writeFile } from 'node:fs/promises';
+import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { backends, bearer, startTestApp, type TestApp } from '../../helpers/app.js';
@@ -181,6 +181,12 @@ for (const backend of backends()) {
       const [a, b] = await Promise.all([post('/import/fetch', { name: 'race' }), post('/import/fetch', { name: 'race' })]);
       const statuses = [...a.packages, ...b.packages].map((p) => p.status).sort();
       assert.deepEqual(statuses, ['already_present', 'already_present', 'published', 'published']);
+    });
+
+    it('leaves no downloaded file behind, whatever became of each package', async () => {
+      // Every earlier import here (published, present, failed, raced, downloaded ahead) has ended.
+      assert.deepEqual((await readdir(app.ctx.repo.files.tempDir)).filter((f) => !f.startsWith('.')), []);
+      assert.deepEqual((await readdir(app.ctx.repo.files.tempDir)).filter((f) => f.endsWith('.tmp')), []);
     });
   });
 }
