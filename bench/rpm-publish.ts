@@ -1,6 +1,6 @@
 /**
  * RPM publishing benchmark (not part of the test suite): `npx tsx bench/rpm-publish.ts
- * [--packages N] [--runs R] [--no-createrepo]`.
+ * [--packages N] [--runs R] [--sign-sample S] [--no-createrepo]`.
  *
  * Packages: N real, distinct .rpm files built by the real rpmbuild (bench/lib/rpm-corpus.ts).
  * Cloning a few templates by rewriting their NAME tag would break the header digests and make
@@ -9,28 +9,43 @@
  * release, arch (1 in 5 noarch), summary, description, dependencies and 3-27 files; the corpus is
  * cached in bench/.work/ (gitignored), ~8 minutes to build the first time on 2 cores.
  *
+ * Signing cost (bench/lib/rpm-signing.ts): S packages spread over the corpus (default 300), each
+ * signed one at a time with signRpmToTemp (header-only and header+payload signatures; the copy
+ * written, hashed and fsynced, as at admission) with an RSA-4096 and an Ed25519 key: median and
+ * mean per package, MB/s of input. Beside it `rpmsign --addsign` (rpm 4.18, a throwaway gpg key
+ * of each algorithm) on copies of the same sample, all in one call, so its per-package time is
+ * the call's total / S (process and gpg start-ups included); once as is (header-only signature)
+ * and once with `--rpmv3` (also header+payload, as Tollgate). Every figure's output is checked
+ * with `rpm -K` against the public key in a throwaway rpm database.
+ *
  * Tollgate, as the service does it:
- *  - upload-time work, reported apart: read each package (rpmHandler.inspect), hash it and
- *    compute its stored index entry (the repodata chunks as JSON, rpmHandler.indexEntry);
+ *  - upload-time work, reported apart: read each package (rpmHandler.inspect), hash it, sign it
+ *    with the Ed25519 key (signRpmToTemp; the signed copy is kept, as the store keeps it), and
+ *    compute its stored index entry from the signed copy (withResignedLayout, the pool path under
+ *    the signed SHA-256, rpmHandler.indexEntry with the signed file's facts); the same work
+ *    without signing is printed for comparison;
  *  - per run, in a new process (so its peak RSS is the publisher's alone): load the N stored
  *    entries, then a fresh RpmIndexWriter (as after a restart) does (a) full generation from the
- *    N entries and (b) add one package: N+1 entries → write. Both sign repomd.xml with a real
+ *    N entries and (b) add one package: N+1 entries → write. Both sign repomd.xml with the same
  *    Ed25519 key (OpenPgpSigner), write, fsync and rename the files, and prune generations.
- * createrepo_c, on a folder holding hard links to the same .rpm files: (a) `createrepo_c DIR`,
+ * createrepo_c, on a folder holding hard links to the same signed .rpm files: (a) `createrepo_c DIR`,
  * (b) one more .rpm linked in, `createrepo_c --update DIR`; once with its defaults (which also
  * write sqlite databases, which Tollgate does not) and once with `--no-database`.
  * Times are the median of R runs (default 3); peak RSS is the kernel's (ru_maxrss), worst run.
  * Node's own baseline (runtime, tsx, OpenPGP.js) is ~115 MiB of the Tollgate figure.
  */
 import { createHash } from 'node:crypto';
-import { link, mkdir, readFile, rm, stat, unlink, writeFile } from 'node:fs/promises';
+import { link, mkdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { generateKeyInWorker } from '../src/adapters/signing/keygen.js';
 import { OpenPgpSigner } from '../src/adapters/signing/openpgp-signer.js';
+import { signRpmToTemp } from '../src/adapters/signing/rpm-signatures.js';
+import type { Signer } from '../src/adapters/signing/signer.js';
 import { findDistribution, type Distribution } from '../src/domain/distributions.js';
-import type { FileFacts } from '../src/domain/package.js';
+import type { FileFacts, RpmInspected } from '../src/domain/package.js';
+import { withResignedLayout } from '../src/domain/rpm/package.js';
 import { rpmHandler } from '../src/services/formats/rpm.js';
 import { rpmTreeRoot } from '../src/domain/repo/rpm/tree.js';
 import { RpmIndexWriter } from '../src/adapters/storage/rpm-index-writer.js';
@@ -38,6 +53,7 @@ import { runPool } from './lib/pool.js';
 import { runMeasured } from './lib/proc.js';
 import { processPeakRss } from './lib/rss.js';
 import { buildRpmCorpus } from './lib/rpm-corpus.js';
+import { assertRpmVerifies, evenSample, meanMs, medianMs, megabytesPerSecond, rpmsignSigning, throwawayGpgKey, tollgateSigning, type SigningFigures } from './lib/rpm-signing.js';
 import { markdownTable, textTable } from './lib/table.js';
 import { formatMiB, formatMs, median, timed } from './lib/timing.js';
 
@@ -70,16 +86,56 @@ interface PublishResult {
 interface EntriesFile {
   entries: string[];
   extra: string;
+  /** The repository key that signed the packages (armored, passphrase {@link PASSPHRASE}); it signs repomd.xml too. */
+  key: string;
 }
 
-/** Upload-time work for one package: inspect, hash, compute its stored index entry. */
+const PASSPHRASE = 'bench';
+
+/** A repository key as the service generates and unlocks it (RSA: 4096 bits, the default). */
+async function benchSigner(type: 'rsa' | 'ed25519'): Promise<{ armored: string; signer: OpenPgpSigner }> {
+  const key = await generateKeyInWorker({ name: 'Bench Signer', email: 'bench@example.invalid', type, passphrase: PASSPHRASE });
+  return { armored: key.privateKeyArmored, signer: await OpenPgpSigner.fromArmored(key.privateKeyArmored, PASSPHRASE) };
+}
+
+function factsOf(data: Buffer): FileFacts {
+  const hex = (algo: string) => createHash(algo).update(data).digest('hex');
+  return { size: data.length, md5: hex('md5'), sha1: hex('sha1'), sha256: hex('sha256'), sha512: hex('sha512') };
+}
+
+/** Upload-time work for one package without signing: inspect, hash, compute its stored index entry. */
 async function indexEntryOf(path: string, dist: Distribution): Promise<string> {
   const pkg = await rpmHandler.inspect(path);
-  const data = await readFile(path);
-  const hex = (algo: string) => createHash(algo).update(data).digest('hex');
-  const facts: FileFacts = { size: data.length, md5: hex('md5'), sha1: hex('sha1'), sha256: hex('sha256'), sha512: hex('sha512') };
+  const facts = factsOf(await readFile(path));
   const fileTime = Math.floor((await stat(path)).mtimeMs / 1000);
   return rpmHandler.indexEntry(pkg, facts, rpmHandler.poolPath(pkg, dist, null), fileTime);
+}
+
+/** A signed package as stored: its index entry, where the signed copy is kept, both SHA-256s. */
+interface SignedEntry {
+  entry: string;
+  signedPath: string;
+  sha256: string;
+  uploadSha256: string;
+}
+
+/**
+ * Upload-time work with signing, as admission does it: inspect and hash the upload (its digests
+ * stay as provenance), sign it, keep the signed copy (moved into `keepDir`, as the store keeps
+ * it) and compute the stored index entry from the signed copy.
+ */
+async function signedIndexEntryOf(path: string, dist: Distribution, signer: Signer, keepDir: string): Promise<SignedEntry> {
+  const pkg = await rpmHandler.inspect(path);
+  const upload = factsOf(await readFile(path));
+  const signed = await signRpmToTemp(path, signer, keepDir);
+  const { path: temp, ...facts } = signed.file;
+  const layout = { headerStart: signed.headerStart, headerEnd: signed.headerEnd, fileSize: facts.size };
+  const served: RpmInspected = { ...pkg, metadata: withResignedLayout(pkg.metadata, layout) };
+  const signedPath = join(keepDir, basename(path));
+  await rename(temp, signedPath);
+  const fileTime = Math.floor((await stat(signedPath)).mtimeMs / 1000);
+  const entry = rpmHandler.indexEntry(served, facts, rpmHandler.poolPath(served, dist, facts.sha256), fileTime);
+  return { entry, signedPath, sha256: facts.sha256, uploadSha256: upload.sha256 };
 }
 
 /**
@@ -87,9 +143,8 @@ async function indexEntryOf(path: string, dist: Distribution): Promise<string> {
  * them all, then publish them plus one. The process's peak RSS is the publisher's.
  */
 async function publishChild(entriesPath: string): Promise<void> {
-  const { entries, extra } = JSON.parse(await readFile(entriesPath, 'utf8')) as EntriesFile;
-  const key = await generateKeyInWorker({ name: 'Bench Signer', email: 'bench@example.invalid', type: 'ed25519', passphrase: 'bench' });
-  const signer = await OpenPgpSigner.fromArmored(key.privateKeyArmored, 'bench');
+  const { entries, extra, key } = JSON.parse(await readFile(entriesPath, 'utf8')) as EntriesFile;
+  const signer = await OpenPgpSigner.fromArmored(key, PASSPHRASE);
   const dist = distribution();
   const withExtra = [...entries, extra];
   const rssAfterLoadBytes = process.memoryUsage.rss();
@@ -146,11 +201,51 @@ async function createrepoRuns(paths: string[], extraPath: string, runs: number, 
   return { fullMs: median(full), updateMs: median(update), peakRssBytes: peak, count };
 }
 
+/** Labels of the signing table's columns, in order. */
+const SIGNERS = ['Tollgate RSA-4096', 'Tollgate Ed25519', 'rpmsign RSA-4096', 'rpmsign Ed25519', 'rpmsign --rpmv3 RSA-4096', 'rpmsign --rpmv3 Ed25519'] as const;
+type SignerLabel = (typeof SIGNERS)[number];
+
+/** Signing cost over `sample`: Tollgate with both keys, then rpmsign with a gpg key of each algorithm. */
+async function signingCost(sample: string[], keys: { rsa: Signer; ed25519: Signer }): Promise<Map<SignerLabel, SigningFigures>> {
+  const figures = new Map<SignerLabel, SigningFigures>();
+  const temp = join(WORK, 'rpm-sign-tmp');
+  figures.set('Tollgate RSA-4096', await tollgateSigning(sample, keys.rsa, temp, 'Tollgate RSA-4096'));
+  figures.set('Tollgate Ed25519', await tollgateSigning(sample, keys.ed25519, temp, 'Tollgate Ed25519'));
+  for (const [algo, name] of [['rsa4096', 'RSA-4096'], ['ed25519', 'Ed25519']] as const) {
+    const gpgKey = await throwawayGpgKey(algo);
+    try {
+      for (const rpmv3 of [false, true]) {
+        const label = `rpmsign ${rpmv3 ? '--rpmv3 ' : ''}${name}` as SignerLabel;
+        figures.set(label, await rpmsignSigning(sample, gpgKey, join(WORK, 'rpmsign-copies'), rpmv3, label));
+      }
+    } finally {
+      await gpgKey.close();
+    }
+  }
+  await rm(temp, { recursive: true, force: true });
+  return figures;
+}
+
+function signingRows(figures: Map<SignerLabel, SigningFigures>): string[][] {
+  const f = (label: SignerLabel) => figures.get(label)!;
+  const ms = (v: number | null) => (v === null ? '–' : `${v.toFixed(2)} ms`);
+  const ours = (label: SignerLabel) => f(label.endsWith('RSA-4096') ? 'Tollgate RSA-4096' : 'Tollgate Ed25519');
+  return [
+    ['', ...SIGNERS],
+    ['signatures per package', ...SIGNERS.map((l) => (l.startsWith('rpmsign') && !l.includes('--rpmv3') ? '1' : '2'))],
+    ['median per package', ...SIGNERS.map((l) => ms(medianMs(f(l))))],
+    ['mean per package', ...SIGNERS.map((l) => ms(meanMs(f(l))))],
+    ['throughput', ...SIGNERS.map((l) => `${megabytesPerSecond(f(l)).toFixed(2)} MB/s`)],
+    ['mean / Tollgate (same key type)', ...SIGNERS.map((l) => (l.startsWith('Tollgate') ? '' : `${(meanMs(f(l)) / meanMs(ours(l))).toFixed(1)}×`))],
+  ];
+}
+
 async function main(): Promise<void> {
   const childAt = process.argv.indexOf('--child');
   if (childAt >= 0) return publishChild(process.argv[childAt + 1]!);
   const packages = option('--packages', 10_000);
   const runs = option('--runs', 3);
+  const sampleSize = Math.min(option('--sign-sample', 300), packages);
   const withCreaterepo = !process.argv.includes('--no-createrepo');
   const dist = distribution();
   await mkdir(WORK, { recursive: true });
@@ -162,14 +257,35 @@ async function main(): Promise<void> {
   const [extraPath] = await buildRpmCorpus(CORPUS_ROOT, 1, { prefix: 'bench-extra' });
   console.log(`corpus: ${packages} + 1 real rpms ready in ${formatMs(performance.now() - t)}`);
 
+  const rsa = await benchSigner('rsa');
+  const ed25519 = await benchSigner('ed25519');
+  const sample = evenSample(paths, sampleSize);
+  const signing = await signingCost(sample, { rsa: rsa.signer, ed25519: ed25519.signer });
+  const sampleBytes = signing.get('Tollgate Ed25519')!.bytes;
+  console.log(`signing: ${sampleSize} packages spread over the corpus, ${(sampleBytes / sampleSize / 1024).toFixed(1)} KiB each on average; every signer's output passed rpm -K`);
+
   t = performance.now();
-  const entries = await runPool(paths, 4, (p) => indexEntryOf(p, dist));
-  const extra = await indexEntryOf(extraPath!, dist);
+  await runPool(paths, 4, (p) => indexEntryOf(p, dist));
   const uploadMs = performance.now() - t;
+  const keepDir = join(WORK, `rpm-signed-${packages}`);
+  await rm(keepDir, { recursive: true, force: true });
+  await mkdir(keepDir, { recursive: true });
+  t = performance.now();
+  const signed = await runPool(paths, 4, (p) => signedIndexEntryOf(p, dist, ed25519.signer, keepDir));
+  const extraSigned = await signedIndexEntryOf(extraPath!, dist, ed25519.signer, keepDir);
+  const signedUploadMs = performance.now() - t;
+  await assertRpmVerifies([signed[0]!.signedPath, extraSigned.signedPath], ed25519.signer.publicKeyArmored, 2, 'stored signed copies');
+  const first = signed[0]!;
+  if (!first.entry.includes(first.sha256) || !first.entry.includes(`/${first.sha256.slice(0, 16)}/`) || first.entry.includes(first.uploadSha256)) {
+    throw new Error(`the stored entry is not the signed copy's:\n${first.entry}`);
+  }
+  const entries = signed.map((s) => s.entry);
   const entriesPath = join(WORK, `rpm-publish-entries-${packages}.json`);
-  await writeFile(entriesPath, JSON.stringify({ entries, extra } satisfies EntriesFile));
+  await writeFile(entriesPath, JSON.stringify({ entries, extra: extraSigned.entry, key: ed25519.armored } satisfies EntriesFile));
   const entryBytes = entries.reduce((s, e) => s + e.length, 0);
-  console.log(`upload-time work (inspect, hash, chunks): ${formatMs(uploadMs)} (${(uploadMs / packages).toFixed(2)} ms/package), stored entries ${formatMiB(entryBytes)}`);
+  const perPackage = (ms: number) => `${(ms / packages).toFixed(2)} ms/package`;
+  console.log(`upload-time work without signing (inspect, hash, chunks): ${formatMs(uploadMs)} (${perPackage(uploadMs)})`);
+  console.log(`upload-time work with signing (inspect, hash, sign with Ed25519, keep the copy, chunks from it): ${formatMs(signedUploadMs)} (${perPackage(signedUploadMs)}), stored entries ${formatMiB(entryBytes)}`);
 
   const ours: PublishResult[] = [];
   for (let r = 0; r < runs; r++) ours.push(await publishInChild(entriesPath));
@@ -180,23 +296,29 @@ async function main(): Promise<void> {
   console.log(`tollgate runs: full ${ours.map((o) => formatMs(o.fullMs)).join(', ')}; add one ${ours.map((o) => formatMs(o.addOneMs)).join(', ')}; ${ourCount} packages listed`);
   console.log(`tollgate publisher RSS: ${formatMiB(median(ours.map((o) => o.rssAfterLoadBytes)))} after loading the stored entries, peak ${formatMiB(ourPeak)}`);
 
+  const sigRows = signingRows(signing);
+  console.log(`\nsigning cost per package (${sampleSize} packages, one at a time; rpmsign: one call for all ${sampleSize}, per package = total / ${sampleSize}):\n`);
+  console.log(`${textTable(sigRows)}\n\n${markdownTable(sigRows)}\n`);
+
   const rows: string[][] = [['', 'Tollgate', 'createrepo_c', 'ratio', 'createrepo_c --no-database', 'ratio']];
   const ratio = (theirs: number, mine: number) => `${(theirs / mine).toFixed(1)}×`;
+  const uploadLine = `upload-time work with signing (not in the figures above): ${formatMs(signedUploadMs)} for ${packages} packages (${perPackage(signedUploadMs)}; without signing ${perPackage(uploadMs)})`;
   if (!withCreaterepo) {
     rows.push([`full generation (${packages})`, formatMs(ourFull), '', '', '', '']);
     rows.push([`add one package (${packages + 1})`, formatMs(ourAdd), '', '', '', '']);
     rows.push(['peak RSS', formatMiB(ourPeak), '', '', '', '']);
-    console.log(`\n${textTable(rows)}\n`);
+    console.log(`\n${textTable(rows)}\n\n${uploadLine}`);
     return;
   }
-  const def = await createrepoRuns(paths, extraPath!, runs, []);
-  const nodb = await createrepoRuns(paths, extraPath!, runs, ['--no-database']);
+  const signedPaths = signed.map((s) => s.signedPath);
+  const def = await createrepoRuns(signedPaths, extraSigned.signedPath, runs, []);
+  const nodb = await createrepoRuns(signedPaths, extraSigned.signedPath, runs, ['--no-database']);
   console.log(`createrepo_c lists ${def.count} / ${nodb.count} packages`);
   rows.push([`full generation (${packages})`, formatMs(ourFull), formatMs(def.fullMs), ratio(def.fullMs, ourFull), formatMs(nodb.fullMs), ratio(nodb.fullMs, ourFull)]);
   rows.push([`add one package (${packages + 1})`, formatMs(ourAdd), formatMs(def.updateMs), ratio(def.updateMs, ourAdd), formatMs(nodb.updateMs), ratio(nodb.updateMs, ourAdd)]);
   rows.push(['peak RSS', formatMiB(ourPeak), formatMiB(def.peakRssBytes), ratio(def.peakRssBytes, ourPeak), formatMiB(nodb.peakRssBytes), ratio(nodb.peakRssBytes, ourPeak)]);
   console.log(`\n${textTable(rows)}\n\n${markdownTable(rows)}\n`);
-  console.log(`upload-time chunk computation (not in the figures above): ${formatMs(uploadMs)} for ${packages} packages`);
+  console.log(uploadLine);
   const met = ourAdd < def.updateMs && ourAdd < nodb.updateMs;
   console.log(`target (add one package faster than createrepo_c --update): ${met ? 'MET' : 'NOT MET'}`);
 }
