@@ -75,6 +75,14 @@ export interface ImportGroupPackagesTable {
   created_at: string;
 }
 
+export interface ImportClaimsTable {
+  /** `<distribution> <sha256>` of the upstream file being imported. */
+  key: string;
+  /** The process holding it (host, pid, random). */
+  holder: string;
+  expires_at: string;
+}
+
 export interface ImportTables {
   import_sources: ImportSourcesTable;
   import_sync_state: ImportSyncStateTable;
@@ -82,4 +90,5 @@ export interface ImportTables {
   import_catalog_provides: ImportCatalogProvidesTable;
   import_groups: ImportGroupsTable;
   import_group_packages: ImportGroupPackagesTable;
+  import_claims: ImportClaimsTable;
 }

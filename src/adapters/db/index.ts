@@ -12,6 +12,7 @@ import * as m0005 from './migrations/0005-usernames.js';
 import * as m0006 from './migrations/0006-sbom.js';
 import * as m0007 from './migrations/0007-imports.js';
 import * as m0008 from './migrations/0008-rpm-signatures.js';
+import * as m0009 from './migrations/0009-import-claims.js';
 
 export type Db = Kysely<Database>;
 export type DbDialect = 'sqlite' | 'postgres';
@@ -32,6 +33,7 @@ const migrations: Record<string, Migration> = {
   '0006-sbom': m0006,
   '0007-imports': m0007,
   '0008-rpm-signatures': m0008,
+  '0009-import-claims': m0009,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

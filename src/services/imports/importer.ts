@@ -4,8 +4,8 @@
  * the upload pipeline with that SHA-256 as the claimed one (provenance `verified`). Dependencies
  * go first so each package's dependency check sees them. Each call is an import group; each
  * package is audited as IMPORT. Downloads run a few packages ahead of the pipeline. One import
- * per file at a time in this process: a second import of the same file waits for the first and
- * then finds it stored (its own download, if any, dropped).
+ * per file at a time across replicas: each file is claimed in the database before its download,
+ * so a second import of it, here or on another replica, waits and then finds it stored.
  */
 import { randomBytes } from 'node:crypto';
 import type { AuditLog } from '../../adapters/audit/audit-log.js';
@@ -19,6 +19,7 @@ import { findPackage } from '../../adapters/db/packages.table.js';
 import type { UploadResult, UploadService } from '../upload.js';
 import type { CatalogQuery } from './catalog-query.js';
 import type { SourceStore } from './source-store.js';
+import { claimKey, RunClaims } from './claims.js';
 
 export interface ImportRequest {
   name: string;
@@ -87,12 +88,10 @@ const GROUP = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 /** How many downloads run ahead of the package the pipeline is on. */
 const DOWNLOAD_AHEAD = 4;
 
-/** A package's file as the pipeline gets it: downloaded, already stored, or why not. */
-type Download = { kind: 'file'; file: DownloadedFile } | { kind: 'stored'; status: string } | { kind: 'failed'; error: DomainError };
+/** A package's file as the pipeline gets it: downloaded, already stored, why not, or left to the run holding its claim. */
+type Download = { kind: 'file'; file: DownloadedFile } | { kind: 'stored'; status: string } | { kind: 'failed'; error: DomainError } | { kind: 'busy' };
 
 export class Importer {
-  private readonly inFlight = new Map<string, Promise<Attempt>>();
-
   constructor(private readonly deps: ImporterDeps) {}
 
   async run(requests: ImportRequest[], options: ImportOptions, onEvent: (event: ImportEvent) => void = () => undefined): Promise<ImportReport> {
@@ -118,13 +117,16 @@ export class Importer {
     await createImportGroup(this.deps.db, { name: group, distribution: distributions.join(','), created_by: options.user, created_at: isoUtc() });
     onEvent({ event: 'resolved', total: ordered.length, packages: ordered.map((p) => ({ name: p.pkg.name, version: p.pkg.version, arch: p.pkg.arch })) });
     const packages: ImportedPackage[] = [];
+    const claims = new RunClaims(this.deps.db);
     // Downloads run ahead of the pipeline (a few files at a time), so the pipeline, which runs
     // one package at a time in dependency order, never waits for the network but for the first.
+    // A file another run has claimed is not downloaded ahead: its turn waits for the claim.
     const downloads = new Map<number, Promise<Download>>();
     const fetchAhead = (from: number) => {
       for (let i = from; i < Math.min(ordered.length, from + DOWNLOAD_AHEAD); i++) {
         if (downloads.has(i)) continue;
-        const pending = this.download(ordered[i]!.pkg, ordered[i]!.distribution);
+        const { pkg, distribution } = ordered[i]!;
+        const pending = claims.tryTake(claimKey(distribution, pkg.sha256)).then((mine): Promise<Download> => (mine ? this.download(pkg, distribution) : Promise.resolve({ kind: 'busy' })));
         // Awaited in its turn; until then a failure must not count as unhandled.
         pending.catch(() => undefined);
         downloads.set(i, pending);
@@ -133,10 +135,23 @@ export class Importer {
     try {
       for (const [index, item] of ordered.entries()) {
         fetchAhead(index);
-        const downloaded = downloads.get(index)!;
-        const provenance = `group=${group}; source=${item.pkg.sourceId}; signed_sha256=${item.pkg.sha256}`;
-        const { audited, ...result } = await this.once(item.distribution, item.pkg, () => this.importOne(item.pkg, item.distribution, options, provenance, downloaded));
+        const key = claimKey(item.distribution, item.pkg.sha256);
+        let downloaded = downloads.get(index)!;
+        if (!claims.holds(key)) {
+          const ahead = downloaded;
+          try {
+            await claims.take(key);
+            if ((await ahead).kind === 'busy') downloaded = this.download(item.pkg, item.distribution);
+          } catch (error) {
+            if (!(error instanceof DomainError)) throw error;
+            const early = await ahead.catch(() => null);
+            if (early?.kind === 'file') await early.file.remove();
+            downloaded = Promise.resolve({ kind: 'failed', error });
+          }
+        }
         downloads.delete(index);
+        const provenance = `group=${group}; source=${item.pkg.sourceId}; signed_sha256=${item.pkg.sha256}`;
+        const { audited, ...result } = await this.importOne(item.pkg, item.distribution, options, provenance, downloaded).finally(() => claims.release(key));
         const reported = { ...result, required_by: item.requiredBy, relation: item.relation };
         await this.remember(group, reported, item.pkg);
         // The pipeline wrote the IMPORT entry of what it judged; what never reached it is recorded here.
@@ -151,20 +166,11 @@ export class Importer {
         onEvent({ event: 'package', index: index + 1, total: ordered.length, package: reported });
       }
     } finally {
-      // An import that stops early leaves no downloaded file behind.
+      // An import that stops early leaves no downloaded file and no claim behind.
       for (const pending of downloads.values()) await pending.then((d) => (d.kind === 'file' ? d.file.remove() : undefined), () => undefined);
+      await claims.releaseAll();
     }
     return { group, packages, unsatisfiable, summary: summarise(packages) };
-  }
-
-  /** Joins an import of the same file already under way in this process. */
-  private once(distribution: string, pkg: CatalogPackage, work: () => Promise<Attempt>): Promise<Attempt> {
-    const key = `${distribution}\0${pkg.sha256}`;
-    const running = this.inFlight.get(key);
-    if (running) return running.then(() => work());
-    const task = work().finally(() => this.inFlight.delete(key));
-    this.inFlight.set(key, task);
-    return task;
   }
 
   /**
@@ -206,7 +212,7 @@ export class Importer {
       if (download.kind === 'file') await download.file.remove();
       return { ...base, status: 'already_present', detail: `already stored as ${stored.status}` };
     }
-    if (download.kind === 'stored') return this.importOne(pkg, distribution, options, provenance, this.download(pkg, distribution));
+    if (download.kind === 'stored' || download.kind === 'busy') return { ...base, status: 'failed', detail: `${pkg.name} ${pkg.version} was deleted while being imported`, code: 'deleted_meanwhile' };
     if (download.kind === 'failed') return { ...base, status: 'failed', detail: download.error.message, code: download.error.code };
     try {
       const answer = await this.deps.uploads.upload({ distribution, file: download.file, claimedSha256: pkg.sha256, user: options.user, ip: options.ip, audit: { action: 'IMPORT', detail: provenance } });

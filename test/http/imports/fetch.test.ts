@@ -178,9 +178,14 @@ for (const backend of backends()) {
     });
 
     it('imports one closure twice at the same time without a conflict', async () => {
+      const before = fx.server.requests.length;
       const [a, b] = await Promise.all([post('/import/fetch', { name: 'race' }), post('/import/fetch', { name: 'race' })]);
       const statuses = [...a.packages, ...b.packages].map((p) => p.status).sort();
       assert.deepEqual(statuses, ['already_present', 'already_present', 'published', 'published']);
+      // Each file was downloaded once: the second run waited for the first one's claims.
+      const downloaded = fx.server.requests.slice(before).filter((p) => p.endsWith('.deb')).sort();
+      assert.deepEqual(downloaded, ['/apt/pool/main/race-lib_1.0_amd64.deb', '/apt/pool/main/race_1.0_amd64.deb']);
+      assert.equal(await app.ctx.db.selectFrom('import_claims').select('key').execute().then((r) => r.length), 0, 'no claim is left behind');
     });
 
     it('leaves no downloaded file behind, whatever became of each package', async () => {
