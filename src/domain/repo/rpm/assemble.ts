@@ -128,13 +128,27 @@ const DEFLATE_END = Buffer.from([0x03, 0x00]);
 
 const sha256 = (data: Buffer): string => createHash('sha256').update(data).digest('hex');
 
-/** FNV-1a, 32 bits: a cheap, stable hash of a sort key, for the segment boundaries. */
+/**
+ * A cheap, stable hash of a sort key, for the segment boundaries: FNV-1a (32 bits), then
+ * MurmurHash3's finaliser. FNV-1a alone spreads its low bits poorly over keys that differ only
+ * near their end (`foo-1.0-1.x86_64.rpm`, `foo-1.0-2.x86_64.rpm`): on 10,000 real packages its
+ * `% 64` ended 39 segments, every one at SEGMENT_MAX, so adding a package recompressed all
+ * segments after it; mixed, 151, 4 at the cap.
+ */
 function keyHash(k: ChunkSortKey): number {
   const text = `${k.name}\0${k.epoch ?? ''}\0${k.version}\0${k.release}\0${k.arch}\0${k.location}`;
   let h = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
   return h >>> 0;
 }
+
+/** Whether a segment ends after the package with this key (about one package in SEGMENT_DIVISOR). */
+export const endsSegment = (k: ChunkSortKey): boolean => keyHash(k) % SEGMENT_DIVISOR === 0;
 
 /**
  * Splits the sorted packages into runs whose boundaries depend only on the packages themselves
@@ -243,7 +257,7 @@ export class RepodataBuilder {
   private facts(c: PackageChunks): { id: number; endsSegment: boolean } {
     let facts = this.known.get(c);
     if (!facts) {
-      facts = { id: this.nextId++, endsSegment: keyHash(c.key) % SEGMENT_DIVISOR === 0 };
+      facts = { id: this.nextId++, endsSegment: endsSegment(c.key) };
       this.known.set(c, facts);
     }
     return facts;

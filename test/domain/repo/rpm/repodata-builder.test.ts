@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { gunzipSync } from 'node:zlib';
-import { assembleDocuments, buildRepodata, RepodataBuilder, type PackageChunks } from '../../../../src/domain/repo/rpm/assemble.js';
+import { assembleDocuments, buildRepodata, endsSegment, RepodataBuilder, type PackageChunks } from '../../../../src/domain/repo/rpm/assemble.js';
 
 /** Synthetic chunks: the builder never parses the XML, it orders, joins and compresses it. */
 function chunk(i: number): PackageChunks {
@@ -38,5 +38,20 @@ describe('RepodataBuilder: incremental builds equal fresh ones', () => {
       const primary = incremental.files.find((f) => f.path.endsWith('primary.xml.gz'))!;
       assert.equal(gunzipSync(primary.data).toString('utf8'), docs.primary);
     }
+  });
+});
+
+describe('segment boundaries', () => {
+  it('fall about once in 64 packages, also where keys differ only near their end', () => {
+    // Releases and builds of one package, as a real repository holds them: the keys share all
+    // but a few characters. A hash whose low bits ignore those would end (almost) no segment.
+    const keys = Array.from({ length: 20_000 }, (_, i) => {
+      const name = `lib${['foo', 'bar', 'baz', 'qux'][i % 4]}${Math.floor(i / 400)}`;
+      const version = `1.${Math.floor(i / 20) % 20}`;
+      const release = `${i % 20}.el9`;
+      return { name, epoch: null, version, release, arch: 'x86_64', location: `Packages/${name[0]}/${name}-${version}-${release}.x86_64.rpm` };
+    });
+    const ends = keys.filter(endsSegment).length;
+    assert.ok(ends > 20_000 / 64 / 1.5 && ends < 20_000 / 64 * 1.5, `${ends} boundaries in 20,000 keys, expected about ${Math.round(20_000 / 64)}`);
   });
 });
