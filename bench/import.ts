@@ -1,34 +1,37 @@
 /**
  * bench/import: import from an upstream served on loopback, against the real service.
  *
- *   npx tsx bench/import.ts [--synthetic 60000] [--closure 300]
+ *   npx tsx bench/import.ts [--synthetic 60000] [--closure 300] [--tsx | --main path/to/main.js]
+ *
+ * The service runs compiled, as `npm start` runs it (bench/lib/compiled-service.ts: built into
+ * bench/.work/import/dist, started with `node --enable-source-maps main.js`).
  *
  * 1. Sync of a large signed APT index: the machine's Debian bookworm main `Packages` (APT lists)
  *    when present, else `--synthetic` generated paragraphs; gzip-compressed, Release signed by a
- *    throwaway gpg key (InRelease). Time, and the service's peak RSS (VmHWM) after it.
+ *    throwaway gpg key (InRelease). Time, and the service's RSS before it and its peak RSS
+ *    (VmHWM) after it.
  * 2. Unchanged re-sync (conditional InRelease request answered 304): median of 5.
  * 3. Resolve time of large closures (median of 3 over HTTP).
  * 4. Import of a `--closure`-package dependency chain (bench/lib/deb-corpus.ts) from a second
  *    loopback mirror with POST /import/fetch, against uploading the same files with POST /upload.
  */
-import { execFile, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { mkdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { gzipSync } from 'node:zlib';
 import { multipartBody } from '../harness/multipart.js';
 import { freePort } from '../harness/net.js';
 import { loginAsInitialAdmin, spawnService, waitUntilReady } from '../harness/service.js';
 import { makeGpgKey, serveDir } from '../harness/upstream.js';
+import { buildService, rssOf, spawnCompiledService } from './lib/compiled-service.js';
 import { debCorpus } from './lib/deb-corpus.js';
+import { bigPackages, DEBIAN_RESOLVES, signedSuite } from './lib/import-upstream.js';
 import { textTable } from './lib/table.js';
 import { formatMiB, formatMs, median } from './lib/timing.js';
 
 const run = promisify(execFile);
 const root = new URL('..', import.meta.url).pathname;
 const work = join(root, 'bench', '.work', 'import');
-const LISTS = '/var/lib/apt/lists/deb.debian.org_debian_dists_bookworm_main_binary-amd64_Packages.lz4';
 
 const arg = (name: string, fallback: number) => {
   const at = process.argv.indexOf(`--${name}`);
@@ -36,40 +39,16 @@ const arg = (name: string, fallback: number) => {
 };
 const SYNTHETIC = arg('synthetic', 60_000);
 const CLOSURE = arg('closure', 300);
-
-async function bigPackages(): Promise<{ text: Buffer; what: string }> {
-  if (existsSync(LISTS) && !process.argv.includes('--synthetic')) {
-    const chunks: Buffer[] = [];
-    const child = spawn('lz4', ['-dc', LISTS]);
-    for await (const chunk of child.stdout) chunks.push(chunk as Buffer);
-    return { text: Buffer.concat(chunks), what: 'Debian bookworm main (APT lists)' };
-  }
-  const parts: string[] = [];
-  for (let i = 0; i < SYNTHETIC; i++) {
-    const sha = Buffer.from(String(i).padStart(32, '0')).toString('hex');
-    parts.push(`Package: synth-${i}\nVersion: 1.${i % 50}-1\nArchitecture: amd64\nDepends: ${i > 0 ? `synth-${i - 1}, ` : ''}libc6 (>= 2.34)\nFilename: pool/main/s/synth-${i}.deb\nSize: ${1000 + i}\nSHA256: ${sha}\nDescription: synthetic package ${i}\n long description of synthetic package ${i}\n`);
-  }
-  return { text: Buffer.from(parts.join('\n')), what: `${SYNTHETIC} generated paragraphs` };
-}
-
-async function signedSuite(repo: string, suite: string, packages: Buffer, gpg: Awaited<ReturnType<typeof makeGpgKey>>): Promise<void> {
-  const dist = join(repo, 'dists', suite);
-  await mkdir(join(dist, 'main', 'binary-amd64'), { recursive: true });
-  await writeFile(join(dist, 'main', 'binary-amd64', 'Packages.gz'), gzipSync(packages, { level: 6 }));
-  const { stdout } = await run('apt-ftparchive', ['-o', `APT::FTPArchive::Release::Suite=${suite}`, 'release', '.'], { cwd: dist, maxBuffer: 64 * 1024 * 1024 });
-  await writeFile(join(dist, 'Release'), stdout);
-  await gpg.gpg(['--yes', '--clearsign', '--output', join(dist, 'InRelease'), join(dist, 'Release')]);
-}
-
-function peakRss(pid: number): Promise<number> {
-  return readFile(`/proc/${pid}/status`, 'utf8').then((s) => Number(/VmHWM:\s+(\d+) kB/.exec(s)?.[1] ?? 0) * 1024);
-}
+/** `--tsx`: the service under tsx (harness/service.ts), as the figures before 2026-11-25 were taken. */
+const UNDER_TSX = process.argv.includes('--tsx');
+/** `--main PATH`: an already compiled main.js instead of building one (e.g. another revision's, to compare). */
+const MAIN = process.argv.includes('--main') ? process.argv[process.argv.indexOf('--main') + 1] : undefined;
 
 async function main(): Promise<void> {
   await rm(join(work, 'up'), { recursive: true, force: true });
   await mkdir(join(work, 'up'), { recursive: true });
   const gpg = await makeGpgKey(join(work, 'up', 'key'));
-  const big = await bigPackages();
+  const big = await bigPackages(SYNTHETIC, process.argv.includes('--synthetic'));
   const count = (big.text.toString('latin1').match(/^Package: /gm) ?? []).length;
   await signedSuite(join(work, 'up', 'big'), 'bookworm', big.text, gpg);
   const corpus = await debCorpus(join(root, 'bench', '.work', `import-corpus-${CLOSURE + 20}`), CLOSURE + 20, 0);
@@ -84,7 +63,8 @@ async function main(): Promise<void> {
   await rm(dataDir, { recursive: true, force: true });
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const server = spawnService(dataDir, port, { SIGNING_KEY_ALGORITHM: 'ed25519' }, 'inherit');
+  const env = { SIGNING_KEY_ALGORITHM: 'ed25519' };
+  const server = UNDER_TSX ? spawnService(dataDir, port, env, 'inherit') : spawnCompiledService(MAIN ?? await buildService(join(work, 'dist')), dataDir, port, env, 'inherit');
   try {
     await waitUntilReady(base);
     const token = await loginAsInitialAdmin(base, dataDir);
@@ -98,12 +78,12 @@ async function main(): Promise<void> {
       return res.json() as Promise<Record<string, unknown>>;
     };
     const source = await call('POST', '/import/sources', { name: 'big', type: 'apt', url: `${upstream.url}/big`, suite: 'bookworm', key: gpg.armoredPublic, distribution: 'bookworm' });
-    const rssBefore = await peakRss(server.pid!);
+    const before = await rssOf(server.pid!);
     let started = performance.now();
     const synced = await call('POST', `/import/sync/${String(source.id)}`);
     const syncMs = performance.now() - started;
     if (synced.status !== 'synced') throw new Error(`sync failed: ${JSON.stringify(synced)}`);
-    const rssAfter = await peakRss(server.pid!);
+    const after = await rssOf(server.pid!);
     const resync: number[] = [];
     for (let i = 0; i < 5; i++) {
       started = performance.now();
@@ -112,7 +92,7 @@ async function main(): Promise<void> {
       if (again.status !== 'unchanged') throw new Error('re-sync was not unchanged');
     }
     const resolveRows: string[][] = [];
-    const names = big.what.startsWith('Debian') ? ['texlive-full', 'kde-full', 'gnome', 'libreoffice', 'openjdk-17-jdk', 'nginx', 'python3', 'curl'] : [`synth-${count - 1}`, `synth-${Math.floor(count / 2)}`, 'synth-100'];
+    const names = big.debian ? DEBIAN_RESOLVES : [`synth-${count - 1}`, `synth-${Math.floor(count / 2)}`, 'synth-100'];
     for (const name of names) {
       const times: number[] = [];
       let total = 0;
@@ -147,7 +127,8 @@ async function main(): Promise<void> {
     console.log(textTable([
       ['measure', 'value'],
       ['first sync (verify, download, parse, store)', formatMs(syncMs)],
-      ['service peak RSS before / after the sync', `${formatMiB(rssBefore)} / ${formatMiB(rssAfter)}`],
+      [`service (${UNDER_TSX ? 'under tsx' : 'compiled'}) RSS before the sync (peak so far)`, `${formatMiB(before.rss)} (${formatMiB(before.peak)})`],
+      ['service peak RSS (VmHWM) after the sync', formatMiB(after.peak)],
       ['unchanged re-sync (median of 5)', formatMs(median(resync))],
       [`import of a ${importedPackages.length}-package closure (POST /import/fetch)`, `${formatMs(importMs)}, ${(importedOk / (importMs / 1000)).toFixed(1)} packages/s, ${importedOk} published`],
       [`upload of the same ${files.length} files (POST /upload, one client)`, `${formatMs(uploadMs)}, ${(uploaded / (uploadMs / 1000)).toFixed(1)} packages/s`],
@@ -156,6 +137,7 @@ async function main(): Promise<void> {
   } finally {
     server.kill('SIGTERM');
     await upstream.close();
+    await run('gpgconf', ['--homedir', gpg.home, '--kill', 'gpg-agent']).catch(() => undefined);
   }
 }
 

@@ -1,0 +1,45 @@
+/**
+ * The service compiled, as `npm start` runs it (`node --enable-source-maps dist/main.js`), for
+ * benchmarks that measure its memory: under tsx the process also holds the TypeScript compiler's
+ * work, which users never run.
+ */
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+const root = new URL('../..', import.meta.url).pathname;
+
+/**
+ * Compiles src/ as `npm run build` does (tsconfig.build.json) into `outDir` (not dist/, which
+ * others working in the checkout may be building at the same time); returns main.js. Type errors
+ * elsewhere in a working tree still emit JavaScript: they are printed, not fatal.
+ */
+export async function buildService(outDir: string): Promise<string> {
+  await rm(outDir, { recursive: true, force: true });
+  const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+  await run(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json'), '--outDir', outDir], { cwd: root, maxBuffer: 16 * 1024 * 1024 })
+    .catch((error: { stdout?: string }) => console.error(`tsc reported errors (JavaScript emitted anyway):\n${error.stdout ?? String(error)}`));
+  const main = join(outDir, 'main.js');
+  if (!existsSync(main)) throw new Error(`the build produced no ${main}`);
+  return main;
+}
+
+/** The compiled service on 127.0.0.1:`port`, with the environment harness/service.ts gives tsx's. */
+export function spawnCompiledService(main: string, dataDir: string, port: number, env: Record<string, string> = {}, stderr: 'pipe' | 'inherit' = 'pipe'): ChildProcess {
+  return spawn(process.execPath, ['--enable-source-maps', main], {
+    cwd: root,
+    env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', RATE_LIMITS: 'off', LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'ignore', stderr],
+  });
+}
+
+/** Resident set size now (VmRSS) and its peak so far (VmHWM) of a process, in bytes. */
+export async function rssOf(pid: number): Promise<{ rss: number; peak: number }> {
+  const { readFile } = await import('node:fs/promises');
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const kib = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) * 1024;
+  return { rss: kib('VmRSS'), peak: kib('VmHWM') };
+}

@@ -1,0 +1,139 @@
+/**
+ * Profiling aid for the import catalog (not a benchmark): builds the service context in this
+ * process as test/helpers/app.ts does, syncs the bench/import.ts upstream once, then times
+ * resolves in process (no HTTP) and, with --phases, where each one spends its time.
+ *
+ *   npx tsx bench/lib/import-profile.ts [--pg postgres://…] [--reps 5] [--sync-only] [names…]
+ *   npx tsx bench/lib/import-profile.ts --profile resolve.cpuprofile   (CPU profile of the resolves only)
+ *   npx tsx bench/lib/import-profile.ts --sync-only --heap-profile sync.heapprofile [--minor]
+ *   node --cpu-prof --cpu-prof-dir bench/.work/prof --import tsx bench/lib/import-profile.ts --sync-only
+ */
+import { execFile } from 'node:child_process';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import { pino } from 'pino';
+import { loadConfig } from '../../src/config.js';
+import { closeContext, createContext } from '../../src/services/context.js';
+import { makeGpgKey, serveDir } from '../../harness/upstream.js';
+import { bigPackages, DEBIAN_RESOLVES, signedSuite } from './import-upstream.js';
+import { formatMiB, formatMs, median } from './timing.js';
+
+const root = new URL('../..', import.meta.url).pathname;
+const work = join(root, 'bench', '.work', 'import-profile');
+const argv = process.argv.slice(2);
+const option = (name: string): string | undefined => {
+  const at = argv.indexOf(`--${name}`);
+  if (at < 0) return undefined;
+  const value = argv[at + 1];
+  argv.splice(at, 2);
+  return value;
+};
+const flag = (name: string): boolean => {
+  const at = argv.indexOf(`--${name}`);
+  if (at >= 0) argv.splice(at, 1);
+  return at >= 0;
+};
+
+async function main(): Promise<void> {
+  const pgUrl = option('pg');
+  const reps = Number(option('reps') ?? 5);
+  const syncOnly = flag('sync-only');
+  const profileTo = option('profile');
+  const heapProfileTo = option('heap-profile');
+  const names = argv.length ? argv : DEBIAN_RESOLVES;
+
+  await rm(work, { recursive: true, force: true });
+  await mkdir(join(work, 'up'), { recursive: true });
+  const gpg = await makeGpgKey(join(work, 'up', 'key'));
+  const big = await bigPackages(60_000, false);
+  await signedSuite(join(work, 'up', 'big'), 'bookworm', big.text, gpg);
+  const upstream = await serveDir(join(work, 'up'));
+
+  let dropDb = async () => undefined as void;
+  let databaseUrl: string | undefined;
+  if (pgUrl) {
+    const name = `tollgate_profile_${process.pid}`;
+    const admin = new pg.Client({ connectionString: pgUrl });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${name}`);
+    await admin.end();
+    const url = new URL(pgUrl);
+    url.pathname = `/${name}`;
+    databaseUrl = url.toString();
+    dropDb = async () => {
+      const c = new pg.Client({ connectionString: pgUrl });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await c.end();
+    };
+  }
+  const dataDir = join(work, 'data');
+  await mkdir(dataDir, { recursive: true });
+  const config = loadConfig({ ENV: 'test', DATA_DIR: dataDir, BCRYPT_ROUNDS: '4', RATE_LIMITS: 'off', SIGNING_KEY_ALGORITHM: 'ed25519', ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) });
+  const ctx = await createContext(config, pino({ level: 'warn' }));
+  try {
+    const actor = { username: 'admin', ip: null };
+    const source = await ctx.imports.sources.create({ name: 'big', type: 'apt', url: `${upstream.url}/big`, suite: 'bookworm', key: gpg.armoredPublic, distribution: 'bookworm' }, actor);
+    global.gc?.();
+    const rssBefore = process.memoryUsage.rss();
+    let heapPeak = 0;
+    const sampler = setInterval(() => { heapPeak = Math.max(heapPeak, process.memoryUsage().heapUsed); }, 20);
+    // --heap-profile FILE: sampled allocations of the sync that outlived young-generation GCs (then
+    // died in a major GC, or are still alive): what makes the old generation grow.
+    const heapSession = heapProfileTo ? new Session() : null;
+    if (heapSession) {
+      heapSession.connect();
+      await heapSession.post('HeapProfiler.enable');
+      await heapSession.post('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: flag('minor') } as never);
+    }
+    let started = performance.now();
+    const result = await ctx.imports.syncs.sync(source.id, 'admin');
+    const syncMs = performance.now() - started;
+    if (heapSession) {
+      const { profile } = await heapSession.post('HeapProfiler.stopSampling');
+      await writeFile(heapProfileTo!, JSON.stringify(profile));
+      heapSession.disconnect();
+    }
+    clearInterval(sampler);
+    if (result.status !== 'synced') throw new Error(`sync failed: ${JSON.stringify(result)}`);
+    console.log(`sync of ${result.count} packages: ${formatMs(syncMs)}; RSS before ${formatMiB(rssBefore)}, peak (VmHWM) ${formatMiB(process.resourceUsage().maxRSS * 1024)}, heap used peak (sampled) ${formatMiB(heapPeak)}`);
+    if (syncOnly) return;
+    // --profile FILE: a CPU profile of the resolves only (the sync is left out).
+    const session = profileTo ? new Session() : null;
+    if (session) {
+      session.connect();
+      await session.post('Profiler.enable');
+      await session.post('Profiler.setSamplingInterval', { interval: 100 });
+      await session.post('Profiler.start');
+    }
+    for (const name of names) {
+      const times: number[] = [];
+      let total = 0;
+      for (let i = 0; i < reps; i++) {
+        started = performance.now();
+        const r = await ctx.imports.catalog.resolve(name, { distribution: 'bookworm' });
+        times.push(performance.now() - started);
+        total = r.closure.selected.length;
+      }
+      console.log(`${name.padEnd(16)} ${String(total).padStart(5)}  first ${formatMs(times[0]!).padStart(6)}  median ${formatMs(median(times)).padStart(6)}  min ${formatMs(Math.min(...times))}`);
+    }
+    if (session) {
+      const { profile } = await session.post('Profiler.stop');
+      await writeFile(profileTo!, JSON.stringify(profile));
+      session.disconnect();
+    }
+  } finally {
+    await closeContext(ctx);
+    await dropDb();
+    await upstream.close();
+    await promisify(execFile)('gpgconf', ['--homedir', gpg.home, '--kill', 'gpg-agent']).catch(() => undefined);
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
