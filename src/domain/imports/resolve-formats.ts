@@ -4,8 +4,8 @@
  * provides with rpm's range overlap, rich `or`/`and`/`with`/`if`/`unless` dependencies; and
  * Debian's architecture qualifiers (`:any` only from a `Multi-Arch: allowed` package).
  */
-import { parseProvides, parseRelations, type Relation } from '../deb/relations.js';
-import { compareDebianVersions, satisfiesRelation } from '../deb/version.js';
+import { parseProvides, parseRelations, type Relation, type RelationGroup } from '../deb/relations.js';
+import { compareDebianVersions, parseDebianVersion, satisfiesRelation, type DebianVersion } from '../deb/version.js';
 import { rangesOverlap, type DepRange } from '../rpm/relations.js';
 import { parseRichDependency, type RichDep } from '../rpm/rich.js';
 import { Sense } from '../rpm/tags.js';
@@ -25,8 +25,55 @@ export interface NameLookups {
   prefetch?(names: string[]): Promise<void>;
 }
 
+/**
+ * A cache of what is the same for every resolution, by text: parsed versions, parsed relation
+ * fields. Emptied when full, so it stays small (the texts of a few large closures).
+ */
+class TextMemo<V> {
+  private readonly map = new Map<string, V>();
+  constructor(private readonly max: number) {}
+  get(text: string, make: (text: string) => V): V {
+    let value = this.map.get(text);
+    if (value === undefined) {
+      value = make(text);
+      if (this.map.size >= this.max) this.map.clear();
+      this.map.set(text, value);
+    }
+    return value;
+  }
+}
+
+/**
+ * A version parsed once: policy-conforming versions as their parts, anything else (which dpkg
+ * only warns about, or refuses) as the text, which the comparison then reads as it always did.
+ */
+const versions = new TextMemo<DebianVersion | string>(50_000);
+const parsedVersion = (text: string): DebianVersion | string => versions.get(text, (t) => {
+  try {
+    return parseDebianVersion(t);
+  } catch {
+    return t;
+  }
+});
+export const compareDebVersionsCached = (a: string, b: string): number => compareDebianVersions(parsedVersion(a), parsedVersion(b));
+
 const debMatches = (rel: Relation, version: string | null): boolean =>
-  rel.constraint === null || (version !== null && satisfiesRelation(version, rel.constraint.op, rel.constraint.version));
+  rel.constraint === null || (version !== null && satisfiesRelation(parsedVersion(version), rel.constraint.op, parsedVersion(rel.constraint.version)));
+
+/** Relation fields parsed once by text (an unreadable one keeps its error, thrown again). */
+const relationFields = { 'Pre-Depends': new TextMemo<RelationGroup[] | { error: unknown }>(20_000), Depends: new TextMemo<RelationGroup[] | { error: unknown }>(20_000) };
+function relationField(field: string | null, name: keyof typeof relationFields): RelationGroup[] {
+  if (field === null || field === undefined) return [];
+  const parsed = relationFields[name].get(field, (text) => {
+    try {
+      return parseRelations(text, name);
+    } catch (error) {
+      return { error };
+    }
+  });
+  if (!Array.isArray(parsed)) throw parsed.error;
+  return parsed;
+}
 
 /**
  * Whether a package of this architecture and Multi-Arch kind can answer a relation with this
@@ -61,7 +108,9 @@ export function debFormat(lookups: NameLookups, accepted: readonly string[]): Re
   return {
     requirements(pkg) {
       const rel = pkg.relations as DebCatalogRelations;
-      return [...parseRelations(rel.preDepends, 'Pre-Depends'), ...parseRelations(rel.depends, 'Depends')];
+      const pre = relationField(rel.preDepends, 'Pre-Depends');
+      const depends = relationField(rel.depends, 'Depends');
+      return pre.length === 0 ? depends : depends.length === 0 ? pre : [...pre, ...depends];
     },
     nameOf: (alt) => alt.name,
     namesOf: (pkg) => [pkg.name, ...debProvides(pkg).map((p) => p.name)],
@@ -73,9 +122,9 @@ export function debFormat(lookups: NameLookups, accepted: readonly string[]): Re
     },
     async candidates(alt) {
       const real = (await lookups.byName(alt.name)).filter((p) => archOk(p) && debArchQualifierMet(alt, p) && debMatches(alt, p.version));
-      real.sort((a, b) => compareDebianVersions(b.version, a.version));
+      real.sort((a, b) => compareDebVersionsCached(b.version, a.version));
       const virtual = (await lookups.providers(alt.name)).filter((p) => archOk(p.pkg) && debArchQualifierMet(alt, p.pkg) && debMatches(alt, p.version)).map((p) => p.pkg);
-      virtual.sort((a, b) => a.name.localeCompare(b.name) || compareDebianVersions(b.version, a.version));
+      virtual.sort((a, b) => a.name.localeCompare(b.name) || compareDebVersionsCached(b.version, a.version));
       return [...real, ...virtual];
     },
     async presentInTarget(alt) {

@@ -78,6 +78,21 @@ const MAX_SELECTED = 20_000;
 
 export async function resolveClosure<A>(root: CatalogPackage, format: ResolverFormat<A>): Promise<Closure> {
   const chosen = new Map<string, Selected>();
+  // Each selected package's requirements are read once: the prefetch of its level and the walk share them.
+  const parsed = new Map<CatalogPackage, Requirement<A>[] | { error: unknown }>();
+  const requirementsOf = (pkg: CatalogPackage): Requirement<A>[] => {
+    let known = parsed.get(pkg);
+    if (known === undefined) {
+      try {
+        known = pkg.format === root.format ? format.requirements(pkg) : [];
+      } catch (error) {
+        known = { error };
+      }
+      parsed.set(pkg, known);
+    }
+    if (!Array.isArray(known)) throw known.error;
+    return known;
+  };
   const present: Closure['present'] = [];
   const unsatisfiable: Unsatisfiable[] = [];
   const rootSelection: Selected = { pkg: root, requiredBy: null, relation: null, depth: 0 };
@@ -143,14 +158,14 @@ export async function resolveClosure<A>(root: CatalogPackage, format: ResolverFo
     }
     // Breadth first: when a level starts, the whole level is queued; load its look-ups at once.
     if (at >= prefetchedUpTo && format.prefetch) {
-      await format.prefetch(queue.slice(at).flatMap((s) => requirementNames(s.pkg, root, format)));
+      await format.prefetch(queue.slice(at).flatMap((s) => requirementNames(s.pkg, requirementsOf, format)));
       prefetchedUpTo = queue.length;
     }
     const current = queue[at]!;
     at += 1;
     let requirements: Requirement<A>[];
     try {
-      requirements = current.pkg.format === root.format ? format.requirements(current.pkg) : [];
+      requirements = requirementsOf(current.pkg);
     } catch (error) {
       unsatisfiable.push({ requiredBy: current.pkg.name, relation: '(unreadable)', reason: error instanceof Error ? error.message : String(error) });
       continue;
@@ -174,10 +189,9 @@ function meetsSiblings<A>(candidate: CatalogPackage, current: Requirement<A>, al
   });
 }
 
-function requirementNames<A>(pkg: CatalogPackage, root: CatalogPackage, format: ResolverFormat<A>): string[] {
-  if (pkg.format !== root.format) return [];
+function requirementNames<A>(pkg: CatalogPackage, requirementsOf: (pkg: CatalogPackage) => Requirement<A>[], format: ResolverFormat<A>): string[] {
   try {
-    return format.requirements(pkg).flatMap((r) => r.alternatives.map((alt) => format.nameOf(alt)));
+    return requirementsOf(pkg).flatMap((r) => r.alternatives.map((alt) => format.nameOf(alt)));
   } catch {
     return [];
   }
