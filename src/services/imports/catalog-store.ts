@@ -41,12 +41,14 @@ export class CatalogWriter {
 
   async add(entry: CatalogEntry): Promise<void> {
     const seq = this.seq++;
-    const base = { source_id: this.sourceId, generation: this.generation, seq };
+    const { sourceId, generation } = this;
+    // Rows are written out as plain literals: objects made by spreading `{ ...base }` outlived the
+    // young generation's collections and filled the old one with garbage (the sync's peak RSS).
     this.rows.push({
-      ...base, format: entry.format, name: entry.name, version: entry.version, arch: entry.arch, location: entry.location,
+      source_id: sourceId, generation, seq, format: entry.format, name: entry.name, version: entry.version, arch: entry.arch, location: entry.location,
       size: entry.size, sha256: entry.sha256, summary: entry.summary.slice(0, 500), relations: JSON.stringify(entry.relations),
     });
-    for (const p of providesOf(entry)) this.provides.push({ ...base, ...p });
+    for (const p of providesOf(entry)) this.provides.push({ source_id: sourceId, generation, seq, kind: p.kind, name: p.name, version: p.version, flags: p.flags });
     if (this.rows.length >= CATALOG_ROWS_PER_INSERT || this.provides.length >= CATALOG_ROWS_PER_INSERT * 2) await this.flush();
   }
 
