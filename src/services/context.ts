@@ -6,6 +6,7 @@ import { AuditLog } from '../adapters/audit/audit-log.js';
 import { databaseAuditIndex } from '../adapters/audit/db-index.js';
 import { SecretBox } from '../adapters/crypto/secret-box.js';
 import { writeSecretFile } from '../adapters/crypto/secret-file.js';
+import { withAuditAppendLock } from '../adapters/db/audit.table.js';
 import { pingDatabase } from '../adapters/db/health.table.js';
 import { migrateToLatest, openDatabase, type Db, type DbDialect } from '../adapters/db/index.js';
 import { Metrics } from '../adapters/metrics/metrics.js';
@@ -86,7 +87,9 @@ export async function createContext(config: Config, log: Logger): Promise<AppCon
   const { db, dialect, close } = openDatabase(config.databaseUrl, config.dataDir);
   await migrateToLatest(db);
   const box = new SecretBox(config.settingsKey ?? config.jwtSecret, 'settings');
-  const audit = await AuditLog.open(join(config.dataDir, 'audit'), databaseAuditIndex(db));
+  // On PostgreSQL, replicas may share DATA_DIR: their appends take turns on one chain.
+  const sharedAudit = dialect === 'postgres' ? { run: <T>(append: () => Promise<T>) => withAuditAppendLock(db, append) } : null;
+  const audit = await AuditLog.open(join(config.dataDir, 'audit'), databaseAuditIndex(db), undefined, sharedAudit);
   const users = new UserService(db, config.bcryptRounds);
   const tokens = new ApiTokenService(db);
   const settings = new SettingsService(db, box, { dirs: { feedsDir: config.feedsDir, caBundleDir: config.caBundleDir }, audit, verify: trustedKeyProblems });

@@ -43,6 +43,15 @@ export interface AuditIndex {
   maxSeq(): Promise<number>;
 }
 
+/**
+ * Makes appends exclusive across the processes that share the audit folder (replicas on one
+ * database): `run` holds a lock shared by all of them while the append reads the chain's tip
+ * from the files, writes its entry and indexes it.
+ */
+export interface SharedAppendLock {
+  run<T>(append: () => Promise<T>): Promise<T>;
+}
+
 export interface ChainBreak {
   file: string;
   line: number;
@@ -80,7 +89,8 @@ function serialise(e: AuditEntry): string {
  * Append-only audit trail: one JSONL file per UTC day, each entry chained to the previous one
  * by SHA-256, so any edit or deletion is detectable. Appends are serialised in-process and
  * flushed to disk before the caller continues, so a change is never reported done without its
- * audit entry.
+ * audit entry. With a shared lock (several replicas writing one folder), each append also takes
+ * the lock and reads the chain's tip from the files, so the replicas extend one chain in turn.
  */
 export class AuditLog {
   private tail: Promise<unknown> = Promise.resolve();
@@ -91,9 +101,10 @@ export class AuditLog {
     private seq: number,
     private lastHash: string,
     private readonly now: () => Date,
+    private readonly shared: SharedAppendLock | null,
   ) {}
 
-  static async open(dir: string, index: AuditIndex, now: () => Date = () => new Date()): Promise<AuditLog> {
+  static async open(dir: string, index: AuditIndex, now: () => Date = () => new Date(), shared: SharedAppendLock | null = null): Promise<AuditLog> {
     mkdirSync(dir, { recursive: true });
     const files = await AuditLog.dayFiles(dir);
     let seq = 0;
@@ -111,7 +122,31 @@ export class AuditLog {
     }
     // Entries written to the file whose index insert was interrupted by a crash.
     for (const entry of pending) await index.insert(entry);
-    return new AuditLog(dir, index, seq, lastHash, now);
+    return new AuditLog(dir, index, seq, lastHash, now, shared);
+  }
+
+  /** The last entry of the newest day file (another replica may have written it). */
+  private async readTip(): Promise<{ seq: number; hash: string } | null> {
+    const newest = (await AuditLog.dayFiles(this.dir)).at(-1);
+    if (!newest) return null;
+    const handle = await open(join(this.dir, newest), 'r');
+    try {
+      const { size } = await handle.stat();
+      // An entry is far below 64 KiB (details are bounded); read more only if the tail holds no full line.
+      for (let span = Math.min(size, 64 * 1024); ; span = Math.min(size, span * 4)) {
+        const buffer = Buffer.alloc(span);
+        await handle.read(buffer, 0, span, size - span);
+        const lines = buffer.toString('utf8').split('\n').filter((l) => l.trim());
+        const last = span === size ? lines.at(-1) : lines.slice(1).at(-1);
+        if (last) {
+          const entry = JSON.parse(last) as AuditEntry;
+          return { seq: entry.seq, hash: entry.hash };
+        }
+        if (span === size) return null;
+      }
+    } finally {
+      await handle.close();
+    }
   }
 
   private static async dayFiles(dir: string): Promise<string[]> {
@@ -119,7 +154,18 @@ export class AuditLog {
   }
 
   record(input: AuditInput): Promise<AuditEntry> {
-    const run = this.tail.then(() => this.append(input));
+    const shared = this.shared;
+    const append = shared
+      ? () => shared.run(async () => {
+          const tip = await this.readTip();
+          if (tip && tip.seq >= this.seq) {
+            this.seq = tip.seq;
+            this.lastHash = tip.hash;
+          }
+          return this.append(input);
+        })
+      : () => this.append(input);
+    const run = this.tail.then(append);
     this.tail = run.catch(() => undefined);
     return run;
   }

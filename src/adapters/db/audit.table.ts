@@ -48,3 +48,14 @@ export async function maxAuditIndexSeq(db: Db): Promise<number> {
 export async function deleteAuditIndexUpTo(db: Db, seq: number): Promise<void> {
   await db.deleteFrom('audit_index').where('seq', '<=', seq).execute();
 }
+
+/**
+ * Runs `append` holding a PostgreSQL advisory lock that every replica's audit appends share, so
+ * they extend one chain in turn (released when the transaction ends, even if the process dies).
+ */
+export async function withAuditAppendLock<T>(db: Db, append: () => Promise<T>): Promise<T> {
+  return db.transaction().execute(async (trx) => {
+    await sql`select pg_advisory_xact_lock(hashtext('tollgate:audit-append'))`.execute(trx);
+    return append();
+  });
+}
