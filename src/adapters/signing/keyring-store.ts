@@ -7,7 +7,7 @@
  * followed by the keys whose signatures are still being replaced after a rotation, so a client
  * importing the key file meanwhile can verify both what is already re-signed and what is not yet.
  */
-import { mkdir, readdir, readFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as openpgp from 'openpgp';
 import { DomainError } from '../../domain/errors.js';
@@ -38,6 +38,10 @@ export interface StoredKeyInfo extends KeyInfo {
 }
 
 const KEY_FILE = /^([0-9A-F]{40})\.key$/;
+/** How often the key in use is compared with the shared `active` file. */
+const ACTIVE_CHECK_MS = 2000;
+/** Longest wait for another process generating the first key (RSA-4096 takes seconds). */
+const FIRST_KEY_WAIT_MS = 5 * 60_000;
 
 export class KeyringStore {
   private signer: Signer | null = null;
@@ -46,6 +50,8 @@ export class KeyringStore {
   private queue: Promise<unknown> = Promise.resolve();
   /** Earlier keys exported after the active one (fingerprints). */
   private alsoExported: string[] = [];
+  /** When `active` was last compared with the key in use (another replica may rotate it). */
+  private checkedActiveAt = Date.now();
 
   constructor(private readonly options: KeyringStoreOptions) {
     validateKeyGenOptions({ ...options.defaults, passphrase: options.passphrase });
@@ -56,9 +62,22 @@ export class KeyringStore {
     return this.signer;
   }
 
-  /** Resolves with the active signer, loading it or generating the first key if there is none. */
-  ensureKey(): Promise<Signer> {
-    if (this.signer) return Promise.resolve(this.signer);
+  /**
+   * Resolves with the active signer, loading it or generating the first key if there is none.
+   * Replicas share the key folder: when another one has rotated the key (`active` names another
+   * fingerprint, looked at every few seconds at most), this one loads the new key too.
+   */
+  async ensureKey(): Promise<Signer> {
+    if (this.signer && Date.now() - this.checkedActiveAt > ACTIVE_CHECK_MS) {
+      this.checkedActiveAt = Date.now();
+      const active = await this.readActive();
+      if (active && active !== this.signer.fingerprint) {
+        await this.serialised(async () => {
+          if (this.signer?.fingerprint !== active) this.signer = await OpenPgpSigner.fromArmored(await this.readKeyFile(active), this.options.passphrase);
+        });
+      }
+    }
+    if (this.signer) return this.signer;
     if (!this.ensuring) {
       this.ensuring = this.serialised(() => this.loadOrCreate());
       this.ensuring.catch(() => { this.ensuring = null; }); // allow a retry after a failure
@@ -114,13 +133,41 @@ export class KeyringStore {
       const newest = (await this.list())[0]; // none is active, so this is the newest
       if (newest) active = newest.fingerprint;
     }
-    if (active === null) {
-      const generated = await generateKeyInWorker({ ...this.options.defaults, passphrase: this.options.passphrase });
-      await this.ensureDir();
-      await writeFileAtomic(join(this.options.dir, `${generated.fingerprint}.key`), generated.privateKeyArmored, { mode: 0o600 });
-      active = generated.fingerprint;
-    }
+    if (active === null) active = await this.generateFirstKey();
     return this.activate(active);
+  }
+
+  /**
+   * The first key, made by one process: replicas starting together on an empty key folder would
+   * otherwise each generate one and sign with different keys. The others wait for its `active`.
+   */
+  private async generateFirstKey(): Promise<string> {
+    await this.ensureDir();
+    const lock = join(this.options.dir, '.first-key.lock');
+    for (const giveUp = Date.now() + FIRST_KEY_WAIT_MS; ; ) {
+      try {
+        await writeFile(lock, `${process.pid}\n`, { flag: 'wx', mode: 0o600 });
+        break;
+      } catch (err) {
+        if (!isErrno(err, 'EEXIST')) throw err;
+      }
+      const active = await this.readActive();
+      if (active) return active;
+      // A holder that died mid-generation leaves its lock; it is taken over once stale.
+      const age = Date.now() - (await stat(lock).then((s) => s.mtimeMs, () => Date.now()));
+      if (age > FIRST_KEY_WAIT_MS || Date.now() > giveUp) await rm(lock, { force: true });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    try {
+      const raced = await this.readActive();
+      if (raced) return raced;
+      const generated = await generateKeyInWorker({ ...this.options.defaults, passphrase: this.options.passphrase });
+      await writeFileAtomic(join(this.options.dir, `${generated.fingerprint}.key`), generated.privateKeyArmored, { mode: 0o600 });
+      await writeFileAtomic(join(this.options.dir, 'active'), `${generated.fingerprint}\n`, { mode: 0o600 });
+      return generated.fingerprint;
+    } finally {
+      await rm(lock, { force: true });
+    }
   }
 
   /** Unlock `fingerprint`, point `active` at it, re-export the public key, and start signing with it. */

@@ -171,3 +171,21 @@ describe('KeyringStore with RSA (default type)', () => {
     assert.match(listPackets(files.releaseGpg), /signature packet: algo 1[\s\S]*digest algo 10/);
   });
 });
+
+describe('KeyringStore shared by replicas', () => {
+  it('replicas starting together on an empty folder make one key; a rotation by one is taken up by the other', async () => {
+    const { dir, cleanup } = await makeTempDir();
+    const replicas = [makeStore(dir), makeStore(dir), makeStore(dir)];
+    const first = await Promise.all(replicas.map((r) => r.ensureKey()));
+    assert.equal(new Set(first.map((s) => s.fingerprint)).size, 1, 'one key for all');
+    assert.equal(await replicas[0]!.keyCount(), 1);
+
+    const rotated = await replicas[0]!.generate({ name: 'Tollgate Rotated' });
+    // The others compare the shared `active` with their key every two seconds at most.
+    await new Promise((r) => setTimeout(r, 2100));
+    for (const other of replicas.slice(1)) assert.equal((await other.ensureKey()).fingerprint, rotated.fingerprint);
+    const files = await signRelease(await replicas[2]!.ensureKey(), dir);
+    assert.equal(gpgv(join(dir, 'repo', 'keys', 'tollgate.gpg'), files.inRelease).status, 0);
+    await cleanup();
+  });
+});
