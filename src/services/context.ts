@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
+import { DomainError } from '../domain/errors.js';
 import { AuditLog } from '../adapters/audit/audit-log.js';
 import { databaseAuditIndex } from '../adapters/audit/db-index.js';
 import { SecretBox } from '../adapters/crypto/secret-box.js';
@@ -145,19 +146,26 @@ async function ensureInitialAdmin(ctx: AppContext): Promise<void> {
   const { config, users, log } = ctx;
   if (config.adminUsername && config.adminPasswordHash) {
     if (!(await users.byUsername(config.adminUsername))) {
-      await users.create({ username: config.adminUsername, password: null, role: 'admin' }, config.adminPasswordHash);
-      log.info({ username: config.adminUsername }, 'initial admin created from configuration');
+      const created = await users.create({ username: config.adminUsername, password: null, role: 'admin' }, config.adminPasswordHash).then(() => true, createdElsewhere);
+      if (created) log.info({ username: config.adminUsername }, 'initial admin created from configuration');
     }
     return;
   }
   if ((await users.countAdmins()) > 0) return;
   const username = config.adminUsername ?? 'admin';
   const password = `Tg-${randomBytes(18).toString('base64url')}`;
-  await users.create({ username, password, role: 'admin' });
+  // Replicas starting together on an empty database: one creates the admin (and its password file).
+  if (!(await users.create({ username, password, role: 'admin' }).then(() => true, createdElsewhere))) return;
   const file = join(config.dataDir, 'initial-admin-password');
   writeSecretFile(file, `${password}\n`);
   // Printed once so the operator can log in; it is also in the 0600 file above.
   log.warn(`initial admin created: username=${username} password=${password} (also in ${file}); change it after the first login`);
+}
+
+/** A create that lost the race to another replica: the account exists, which is what was wanted. */
+function createdElsewhere(error: unknown): false {
+  if (error instanceof DomainError && error.code === 'user_exists') return false;
+  throw error;
 }
 
 export async function closeContext(ctx: AppContext): Promise<void> {
