@@ -6,6 +6,7 @@
  *   npx tsx bench/lib/import-profile.ts [--pg postgres://…] [--reps 5] [--sync-only] [names…]
  *   npx tsx bench/lib/import-profile.ts --profile resolve.cpuprofile   (CPU profile of the resolves only)
  *   npx tsx bench/lib/import-profile.ts --sync-only --heap-profile sync.heapprofile [--minor]
+ *   npx tsx bench/lib/import-profile.ts --resolve-heap-profile resolve.heapprofile   (every allocation of the resolves)
  *   node --cpu-prof --cpu-prof-dir bench/.work/prof --import tsx bench/lib/import-profile.ts --sync-only
  */
 import { execFile } from 'node:child_process';
@@ -43,6 +44,7 @@ async function main(): Promise<void> {
   const syncOnly = flag('sync-only');
   const profileTo = option('profile');
   const heapProfileTo = option('heap-profile');
+  const resolveHeapProfileTo = option('resolve-heap-profile');
   const names = argv.length ? argv : DEBIAN_RESOLVES;
 
   await rm(work, { recursive: true, force: true });
@@ -101,8 +103,16 @@ async function main(): Promise<void> {
     if (result.status !== 'synced') throw new Error(`sync failed: ${JSON.stringify(result)}`);
     console.log(`sync of ${result.count} packages: ${formatMs(syncMs)}; RSS before ${formatMiB(rssBefore)}, peak (VmHWM) ${formatMiB(process.resourceUsage().maxRSS * 1024)}, heap used peak (sampled) ${formatMiB(heapPeak)}`);
     if (syncOnly) return;
+    if (flag('gc-after-sync')) global.gc?.();
     // --profile FILE: a CPU profile of the resolves only (the sync is left out).
     const session = profileTo ? new Session() : null;
+    // --resolve-heap-profile FILE: every sampled allocation of the resolves.
+    const resolveHeap = resolveHeapProfileTo ? new Session() : null;
+    if (resolveHeap) {
+      resolveHeap.connect();
+      await resolveHeap.post('HeapProfiler.enable');
+      await resolveHeap.post('HeapProfiler.startSampling', { samplingInterval: 1024, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true } as never);
+    }
     if (session) {
       session.connect();
       await session.post('Profiler.enable');
@@ -111,14 +121,23 @@ async function main(): Promise<void> {
     }
     for (const name of names) {
       const times: number[] = [];
+      const cpu: number[] = [];
       let total = 0;
       for (let i = 0; i < reps; i++) {
         started = performance.now();
+        const cpuStarted = process.cpuUsage();
         const r = await ctx.imports.catalog.resolve(name, { distribution: 'bookworm' });
         times.push(performance.now() - started);
+        const used = process.cpuUsage(cpuStarted);
+        cpu.push((used.user + used.system) / 1000);
         total = r.closure.selected.length;
       }
-      console.log(`${name.padEnd(16)} ${String(total).padStart(5)}  first ${formatMs(times[0]!).padStart(6)}  median ${formatMs(median(times)).padStart(6)}  min ${formatMs(Math.min(...times))}`);
+      console.log(`${name.padEnd(16)} ${String(total).padStart(5)}  first ${formatMs(times[0]!).padStart(6)}  median ${formatMs(median(times)).padStart(6)}  min ${formatMs(Math.min(...times)).padStart(6)}  CPU median ${formatMs(median(cpu))}`);
+    }
+    if (resolveHeap) {
+      const { profile } = await resolveHeap.post('HeapProfiler.stopSampling');
+      await writeFile(resolveHeapProfileTo!, JSON.stringify(profile));
+      resolveHeap.disconnect();
     }
     if (session) {
       const { profile } = await session.post('Profiler.stop');

@@ -3,6 +3,7 @@
  * only each source's current generation, the one its sync state names.
  */
 import { sql, type Insertable, type Selectable } from 'kysely';
+import { INDEXED_STATUSES } from '../../domain/distributions.js';
 import type { Db } from './index.js';
 import type { ImportCatalogProvidesTable, ImportCatalogTable } from './import-schema.js';
 
@@ -71,6 +72,56 @@ export async function searchCatalog(
   return { total, rows };
 }
 
+/** Whether `db` speaks PostgreSQL (numbered placeholders) rather than SQLite; known per instance. */
+const postgres = new WeakMap<Db, boolean>();
+function isPostgres(db: Db): boolean {
+  let known = postgres.get(db);
+  if (known === undefined) {
+    known = db.selectFrom('import_catalog').select('name').where('name', '=', '').compile().sql.includes('$1');
+    postgres.set(db, known);
+  }
+  return known;
+}
+
+/**
+ * `column` is one of `names`, the list bound as ONE parameter (SQLite: a JSON array read by
+ * json_each; PostgreSQL: a text[]): the statement stays small and quick to prepare whatever the
+ * number of names, and the index on the column still serves each name.
+ */
+function oneOf(db: Db, column: string, names: readonly string[]) {
+  return isPostgres(db)
+    ? sql<boolean>`${sql.ref(column)} = any(${[...names]}::text[])`
+    : sql<boolean>`${sql.ref(column)} in (select value from json_each(${JSON.stringify(names)}))`;
+}
+
+/** A catalog package found by {@link catalogLookup}: by its own name (provided_* null), or as a provider of provided_name. */
+export interface CatalogLookupRow extends Omit<CatalogRow, 'source_id' | 'generation'> {
+  provided_name: string | null;
+  provided_version: string | null;
+  provided_flags: number | null;
+}
+
+/**
+ * The packages of one source generation named one of `names` and those providing one of them
+ * (a Provides, or an RPM file path), in one statement whatever the number of names; both halves
+ * are served by their (source_id, generation, name) index. Rows of a name come in catalog order.
+ */
+export async function catalogLookup(db: Db, sourceId: string, generation: number, names: readonly string[]): Promise<CatalogLookupRow[]> {
+  if (names.length === 0) return [];
+  const { rows } = await sql<CatalogLookupRow>`
+    select c.seq, c.format, c.name, c.version, c.arch, c.location, c.size, c.sha256, c.summary, c.relations,
+      cast(null as text) as provided_name, cast(null as text) as provided_version, cast(null as integer) as provided_flags
+    from import_catalog c
+    where c.source_id = ${sourceId} and c.generation = ${generation} and ${oneOf(db, 'c.name', names)}
+    union all
+    select c.seq, c.format, c.name, c.version, c.arch, c.location, c.size, c.sha256, c.summary, c.relations,
+      p.name, p.version, p.flags
+    from import_catalog_provides p
+    join import_catalog c on c.source_id = p.source_id and c.generation = p.generation and c.seq = p.seq
+    where p.source_id = ${sourceId} and p.generation = ${generation} and ${oneOf(db, 'p.name', names)}`.execute(db);
+  return rows;
+}
+
 /** The packages of one source generation named one of `names` (served by the (source_id, generation, name) index). */
 export function catalogPackagesNamed(db: Db, sourceId: string, generation: number, names: readonly string[]): Promise<CatalogRow[]> {
   return db.selectFrom('import_catalog').selectAll()
@@ -88,4 +139,21 @@ export function catalogProvidersOf(db: Db, sourceId: string, generation: number,
     .where('p.generation', '=', generation)
     .where('p.name', 'in', names)
     .execute();
+}
+
+/**
+ * Whether the distribution publishes anything a dependency could be met by: some package_provides
+ * row of an indexed package (the rows packages.table's findProvidersOf answers from). When none,
+ * a resolution for it skips its target look-ups.
+ */
+export async function distributionProvidesAnything(db: Db, codename: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('package_provides as pp')
+    .innerJoin('packages as p', 'p.id', 'pp.package_id')
+    .select('pp.name')
+    .where('pp.distribution', '=', codename)
+    .where('p.status', 'in', INDEXED_STATUSES)
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
 }

@@ -48,29 +48,35 @@ class TextMemo<V> {
  * only warns about, or refuses) as the text, which the comparison then reads as it always did.
  */
 const versions = new TextMemo<DebianVersion | string>(50_000);
-const parsedVersion = (text: string): DebianVersion | string => versions.get(text, (t) => {
+const parseVersionOrKeep = (text: string): DebianVersion | string => {
   try {
-    return parseDebianVersion(t);
+    return parseDebianVersion(text);
   } catch {
-    return t;
+    return text;
   }
-});
+};
+const parsedVersion = (text: string): DebianVersion | string => versions.get(text, parseVersionOrKeep);
 export const compareDebVersionsCached = (a: string, b: string): number => compareDebianVersions(parsedVersion(a), parsedVersion(b));
 
 const debMatches = (rel: Relation, version: string | null): boolean =>
   rel.constraint === null || (version !== null && satisfiesRelation(parsedVersion(version), rel.constraint.op, parsedVersion(rel.constraint.version)));
 
 /** Relation fields parsed once by text (an unreadable one keeps its error, thrown again). */
-const relationFields = { 'Pre-Depends': new TextMemo<RelationGroup[] | { error: unknown }>(20_000), Depends: new TextMemo<RelationGroup[] | { error: unknown }>(20_000) };
+type ParsedField = RelationGroup[] | { error: unknown };
+const fieldParser = (name: string) => (text: string): ParsedField => {
+  try {
+    return parseRelations(text, name);
+  } catch (error) {
+    return { error };
+  }
+};
+const relationFields = {
+  'Pre-Depends': { memo: new TextMemo<ParsedField>(20_000), parse: fieldParser('Pre-Depends') },
+  Depends: { memo: new TextMemo<ParsedField>(20_000), parse: fieldParser('Depends') },
+};
 function relationField(field: string | null, name: keyof typeof relationFields): RelationGroup[] {
   if (field === null || field === undefined) return [];
-  const parsed = relationFields[name].get(field, (text) => {
-    try {
-      return parseRelations(text, name);
-    } catch (error) {
-      return { error };
-    }
-  });
+  const parsed = relationFields[name].memo.get(field, relationFields[name].parse);
   if (!Array.isArray(parsed)) throw parsed.error;
   return parsed;
 }
@@ -118,7 +124,8 @@ export function debFormat(lookups: NameLookups, accepted: readonly string[]): Re
     satisfiedBy(alt, pkg) {
       if (!debArchQualifierMet(alt, pkg)) return false;
       if (pkg.name === alt.name && debMatches(alt, pkg.version)) return true;
-      return debProvides(pkg).some((p) => p.name === alt.name && debMatches(alt, p.version));
+      for (const p of debProvides(pkg)) if (p.name === alt.name && debMatches(alt, p.version)) return true;
+      return false;
     },
     async candidates(alt) {
       const real = (await lookups.byName(alt.name)).filter((p) => archOk(p) && debArchQualifierMet(alt, p) && debMatches(alt, p.version));

@@ -100,12 +100,20 @@ export async function resolveClosure<A>(root: CatalogPackage, format: ResolverFo
   // Selected packages by every name they answer to, so "already selected?" is a map look-up.
   const answering = new Map<string, CatalogPackage[]>();
   const select = (pkg: CatalogPackage) => {
-    for (const name of format.namesOf(pkg)) answering.set(name, [...(answering.get(name) ?? []), pkg]);
+    for (const name of format.namesOf(pkg)) {
+      const answered = answering.get(name);
+      if (answered) answered.push(pkg);
+      else answering.set(name, [pkg]);
+    }
   };
   select(root);
   const queue: Selected[] = [rootSelection];
   const deferred: Array<{ current: Selected; requirement: Requirement<A>; siblings: Requirement<A>[] }> = [];
-  const selectedSatisfies = (alt: A) => (answering.get(format.nameOf(alt)) ?? []).some((pkg) => format.satisfiedBy(alt, pkg));
+  const selectedSatisfies = (alt: A): boolean => {
+    const answered = answering.get(format.nameOf(alt));
+    if (answered) for (let i = 0; i < answered.length; i++) if (format.satisfiedBy(alt, answered[i]!)) return true;
+    return false;
+  };
   const met = async (requirement: Requirement<A>) =>
     requirement.alternatives.some(selectedSatisfies) || (await anyAsync(requirement.alternatives, (alt) => format.presentInTarget(alt)));
 
@@ -158,7 +166,9 @@ export async function resolveClosure<A>(root: CatalogPackage, format: ResolverFo
     }
     // Breadth first: when a level starts, the whole level is queued; load its look-ups at once.
     if (at >= prefetchedUpTo && format.prefetch) {
-      await format.prefetch(queue.slice(at).flatMap((s) => requirementNames(s.pkg, requirementsOf, format)));
+      const names: string[] = [];
+      for (let i = at; i < queue.length; i++) requirementNames(queue[i]!.pkg, requirementsOf, format, names);
+      await format.prefetch(names);
       prefetchedUpTo = queue.length;
     }
     const current = queue[at]!;
@@ -170,7 +180,10 @@ export async function resolveClosure<A>(root: CatalogPackage, format: ResolverFo
       unsatisfiable.push({ requiredBy: current.pkg.name, relation: '(unreadable)', reason: error instanceof Error ? error.message : String(error) });
       continue;
     }
-    for (const requirement of requirements) {
+    for (let i = 0; i < requirements.length; i++) {
+      const requirement = requirements[i]!;
+      // Most requirements are met by a package already selected: that is decided here, without a promise.
+      if (!requirement.conditional && requirement.alternatives.some(selectedSatisfies)) continue;
       if (!(await satisfy(current, requirement, requirements))) return { selected: [...chosen.values()], present, unsatisfiable };
     }
   }
@@ -189,11 +202,17 @@ function meetsSiblings<A>(candidate: CatalogPackage, current: Requirement<A>, al
   });
 }
 
-function requirementNames<A>(pkg: CatalogPackage, requirementsOf: (pkg: CatalogPackage) => Requirement<A>[], format: ResolverFormat<A>): string[] {
+/** Appends to `names` every name the package's requirements ask for (none when they cannot be read). */
+function requirementNames<A>(pkg: CatalogPackage, requirementsOf: (pkg: CatalogPackage) => Requirement<A>[], format: ResolverFormat<A>, names: string[]): void {
+  let requirements: Requirement<A>[];
   try {
-    return requirementsOf(pkg).flatMap((r) => r.alternatives.map((alt) => format.nameOf(alt)));
+    requirements = requirementsOf(pkg);
   } catch {
-    return [];
+    return;
+  }
+  for (let i = 0; i < requirements.length; i++) {
+    const alternatives = requirements[i]!.alternatives;
+    for (let j = 0; j < alternatives.length; j++) names.push(format.nameOf(alternatives[j]!));
   }
 }
 

@@ -5,7 +5,9 @@
  * Only each source's current generation is visible.
  */
 import type { Db } from '../../adapters/db/index.js';
-import { catalogPackagesNamed, catalogProvidersOf, currentGenerations, searchCatalog, type CatalogRow } from '../../adapters/db/import-catalog.table.js';
+import {
+  catalogLookup, catalogPackagesNamed, catalogProvidersOf, currentGenerations, distributionProvidesAnything, searchCatalog, type CatalogRow,
+} from '../../adapters/db/import-catalog.table.js';
 import { importSourceNames } from '../../adapters/db/import-sources.table.js';
 import { findDistribution } from '../../domain/distributions.js';
 import { DomainError } from '../../domain/errors.js';
@@ -102,13 +104,13 @@ export class CatalogQuery {
         const chunk = names.slice(i, i + 500);
         for (const [sourceId, generation] of visible.generations) {
           for (const r of await catalogPackagesNamed(this.db, sourceId, generation, chunk)) {
-            const pkg = toPackage(r);
+            const pkg = toPackage(sourceId, r);
             const identity = { package: pkg.name, packageVersion: pkg.version, arch: pkg.arch, multiArch: multiArchOf(pkg) };
             // An RPM provides itself at its exact EVR; a deb is found by its name.
             rows.push(pkg.format === 'rpm' ? { kind: 'provides', name: pkg.name, version: pkg.version, flags: Sense.EQUAL, ...identity } : { kind: 'package', name: pkg.name, version: pkg.version, flags: null, ...identity });
           }
           for (const r of await catalogProvidersOf(this.db, sourceId, generation, chunk)) {
-            const pkg = toPackage(r);
+            const pkg = toPackage(sourceId, r);
             rows.push({
               kind: pkg.format === 'rpm' && r.provided_name.startsWith('/') ? 'file' : 'provides',
               name: r.provided_name, version: r.provided_version, flags: r.provided_flags === null ? null : Number(r.provided_flags),
@@ -140,24 +142,38 @@ export class CatalogQuery {
     type TargetRows = Awaited<ReturnType<NameLookups['target']>>;
     const cache = { byName: new Map<string, CatalogPackage[]>(), providers: new Map<string, Provided>(), target: new Map<string, TargetRows>() };
 
+    // A package found under several names (its own, what it provides) is one object, parsed once.
+    const packages = new Map<string, Map<number, CatalogPackage>>();
+    let targetHasRows: Promise<boolean> | undefined;
+
     const load = async (names: string[]): Promise<void> => {
-      const missing = [...new Set(names)].filter((n) => !cache.byName.has(n));
-      for (let i = 0; i < missing.length; i += 500) {
-        const chunk = missing.slice(i, i + 500);
-        for (const name of chunk) {
-          cache.byName.set(name, []);
-          cache.providers.set(name, []);
-          cache.target.set(name, []);
+      const missing: string[] = [];
+      for (let i = 0; i < names.length; i++) {
+        const name = names[i]!;
+        if (cache.byName.has(name)) continue;
+        cache.byName.set(name, []);
+        cache.providers.set(name, []);
+        cache.target.set(name, []);
+        missing.push(name);
+      }
+      if (missing.length === 0) return;
+      // One query per source and generation for all the names, so the (source_id, generation, name) indexes apply.
+      for (const [sourceId, generation] of visible.generations) {
+        let seen = packages.get(sourceId);
+        if (!seen) packages.set(sourceId, (seen = new Map()));
+        for (const r of await catalogLookup(this.db, sourceId, generation, missing)) {
+          let pkg = seen.get(r.seq);
+          if (!pkg) seen.set(r.seq, (pkg = toPackage(sourceId, r)));
+          if (r.provided_name === null) cache.byName.get(r.name)!.push(pkg);
+          else cache.providers.get(r.provided_name)!.push({ pkg, version: r.provided_version, flags: r.provided_flags === null ? null : Number(r.provided_flags) });
         }
-        // One query per source and generation, so the (source_id, generation, name) indexes apply.
-        for (const [sourceId, generation] of visible.generations) {
-          for (const r of await catalogPackagesNamed(this.db, sourceId, generation, chunk)) cache.byName.get(r.name)!.push(toPackage(r));
-          const provided = await catalogProvidersOf(this.db, sourceId, generation, chunk);
-          for (const r of provided) {
-            cache.providers.get(r.provided_name)!.push({ pkg: toPackage(r), version: r.provided_version, flags: r.provided_flags === null ? null : Number(r.provided_flags) });
-          }
+      }
+      // A distribution that publishes nothing (as when it only receives imports) answers no target look-up.
+      targetHasRows ??= target ? distributionProvidesAnything(this.db, distribution) : Promise.resolve(false);
+      if (target && (await targetHasRows)) {
+        for (let i = 0; i < missing.length; i += 500) {
+          for (const r of await target(missing.slice(i, i + 500))) cache.target.get(r.name)?.push(r);
         }
-        if (target) for (const r of await target(chunk)) cache.target.get(r.name)?.push(r);
       }
     };
     const get = <T>(map: Map<string, T>) => async (name: string): Promise<T> => {
@@ -170,9 +186,9 @@ export class CatalogQuery {
 
 const multiArchOf = (pkg: CatalogPackage): string | null => (pkg.format === 'deb' ? (pkg.relations as DebCatalogRelations).multiArch : null);
 
-function toPackage(r: CatalogRow): CatalogPackage {
+function toPackage(sourceId: string, r: Omit<CatalogRow, 'source_id' | 'generation'>): CatalogPackage {
   return {
-    sourceId: r.source_id, format: r.format as CatalogEntry['format'], name: r.name, version: r.version, arch: r.arch,
+    sourceId, format: r.format as CatalogEntry['format'], name: r.name, version: r.version, arch: r.arch,
     location: r.location, size: Number(r.size), sha256: r.sha256, summary: r.summary, relations: JSON.parse(r.relations) as CatalogEntry['relations'],
   };
 }
