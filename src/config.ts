@@ -34,6 +34,8 @@ export interface Config {
   rpmResignGraceMs: number;
   /** Reverse-proxy access logs to count downloads from (a folder and a file-name glob); null = none. */
   accessLogPath: string | null;
+  /** How often those logs are read. */
+  accessLogIntervalMs: number;
   /** The only folder file:// feed URLs may read from; null = file:// feeds refused. */
   feedsDir: string | null;
   /** The only folder `ca_bundle_path` may name a file in; null = no CA bundle accepted. */
@@ -158,6 +160,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     signingKeyAlgorithm: oneOf('SIGNING_KEY_ALGORITHM', env.SIGNING_KEY_ALGORITHM, ['rsa4096', 'ed25519'] as const, 'rsa4096'),
     rpmResignGraceMs: int(env, 'RPM_RESIGN_GRACE_SECONDS', 300, 0) * 1000,
     accessLogPath: resolveAccessLogPath(env),
+    accessLogIntervalMs: int(env, 'ACCESS_LOG_INTERVAL_SECONDS', 60, 1) * 1000,
     feedsDir: allowedDir(env, 'FEEDS_DIR'),
     caBundleDir: allowedDir(env, 'CA_BUNDLE_DIR'),
   };

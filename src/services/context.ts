@@ -116,7 +116,7 @@ export async function createContext(config: Config, log: Logger): Promise<AppCon
   const imports = new ImportService({ db, audit, log, dataDir: config.dataDir, settings, jobs, edition: config.edition, repo, maxPackageBytes: config.maxUploadBytes });
   registerImportJobs(jobs, imports);
   const dashboard = new DashboardService(db);
-  const downloads = new DownloadsService({ db, dialect, log, accessLogPath: config.accessLogPath });
+  const downloads = new DownloadsService({ db, dialect, log, accessLogPath: config.accessLogPath, ingestEveryMs: config.accessLogIntervalMs });
   const ctx: AppContext = {
     config, log, db, dialect, box, audit, settings, users, tokens, auth, accounts, passwordResets,
     metrics, health, mail, notifier, checks, repo, security, jobs, dashboard, downloads, imports,

@@ -73,7 +73,11 @@ describe('two replicas on PostgreSQL and Redis behind nginx', { skip: missing ??
     work = await makeTempDir('tollgate-replicas-');
     db = await freshPostgres();
     dataDir = join(work.dir, 'shared');
+    const ngx = join(work.dir, 'nginx');
+    for (const sub of ['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) await mkdir(join(ngx, sub), { recursive: true });
     env = {
+      // Both replicas read nginx's access log for the download statistics.
+      ACCESS_LOG_PATH: join(ngx, 'access.log*'), ACCESS_LOG_INTERVAL_SECONDS: '1',
       DATABASE_URL: db.url, REDIS_URL: 'redis://127.0.0.1:6379', JWT_SECRET_KEY: 'replica-test-secret-0123456789abcdefghijkl',
       SETTINGS_KEY: 'replica-test-settings-key-0123456789', SIGNING_KEY_ALGORITHM: 'ed25519', BCRYPT_ROUNDS: '4', RATE_LIMITS: 'on',
       TRUSTED_PROXIES: '127.0.0.1',
@@ -82,8 +86,6 @@ describe('two replicas on PostgreSQL and Redis behind nginx', { skip: missing ??
     // Both at once, on an empty DATA_DIR and database: one key, one schema, one admin.
     replicas.forEach(startReplica);
     await Promise.all(replicas.map((r) => waitUntilReady(`http://127.0.0.1:${r.port}`, `replica ${r.port}`, 60_000)));
-    const ngx = join(work.dir, 'nginx');
-    for (const sub of ['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) await mkdir(join(ngx, sub), { recursive: true });
     const port = await freePort();
     await writeFile(join(ngx, 'nginx.conf'), nginxConfig(ngx, port, replicas.map((r) => r.port), join(dataDir, 'repo')));
     nginx = spawn(NGINX, ['-p', ngx, '-c', join(ngx, 'nginx.conf'), '-g', 'daemon off;'], { stdio: 'ignore' });
@@ -163,6 +165,20 @@ describe('two replicas on PostgreSQL and Redis behind nginx', { skip: missing ??
     const audit = await (await fetch(`${base}/audit/verify`, { headers: { authorization: `Bearer ${token}` } })).json() as { ok: boolean; entries: number };
     assert.equal(audit.ok, true, JSON.stringify(audit));
     assert.ok(audit.entries >= 201);
+  });
+
+  it('counts each download nginx served once, though both replicas read its log', async () => {
+    const packages = (await (await fetch(`${base}/repo/apt/dists/bookworm/main/binary-amd64/Packages`)).text());
+    const filename = /^Filename: (.*replica-7_.*)$/m.exec(packages)![1]!;
+    for (let i = 0; i < 3; i++) assert.equal((await fetch(`${base}/repo/apt/${filename}`)).status, 200);
+    const count = async () => {
+      const stats = await (await fetch(`${base}/downloads/stats?days=7`, { headers: { authorization: `Bearer ${token}` } })).json() as { packages: Array<{ name: string; downloads: number }> };
+      return stats.packages.find((p) => p.name === 'replica-7')?.downloads ?? 0;
+    };
+    await waitFor(async () => (await count()) >= 3, 'the downloads in the statistics', 20_000);
+    // Another few reads of the log by both replicas: still three.
+    await new Promise((r) => setTimeout(r, 2500));
+    assert.equal(await count(), 3);
   });
 
   it('counts a rate limit across replicas (Redis)', async () => {

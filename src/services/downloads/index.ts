@@ -25,6 +25,8 @@ export interface DownloadsDeps {
   log: Logger;
   /** ACCESS_LOG_PATH; null = no proxy logs. */
   accessLogPath: string | null;
+  /** How often the proxy logs are read (default INGEST_MS). */
+  ingestEveryMs?: number;
 }
 
 export class DownloadsService {
@@ -52,7 +54,7 @@ export class DownloadsService {
       await this.counter.flush();
       await this.store.rollOver();
     }, 'download count flush');
-    if (this.logs) every(INGEST_MS, () => this.logs!.ingest(), 'access log ingest');
+    if (this.logs) every(this.deps.ingestEveryMs ?? INGEST_MS, () => this.logs!.ingest(), 'access log ingest');
   }
 
   async stats(days: DownloadWindow, limit: number): Promise<DownloadStats> {
