@@ -65,7 +65,8 @@ async function main(): Promise<void> {
     const url = new URL(pgUrl);
     url.pathname = `/${name}`;
     databaseUrl = url.toString();
-    dropDb = async () => {
+    if (flag('keep-db')) console.log(`database ${name} is kept`);
+    else dropDb = async () => {
       const c = new pg.Client({ connectionString: pgUrl });
       await c.connect();
       await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);

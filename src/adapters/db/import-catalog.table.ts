@@ -26,6 +26,16 @@ export async function insertCatalogProvides(db: Db, rows: readonly NewCatalogPro
   for (let i = 0; i < rows.length; i += CATALOG_ROWS_PER_INSERT) await db.insertInto('import_catalog_provides').values(rows.slice(i, i + CATALOG_ROWS_PER_INSERT)).execute();
 }
 
+/**
+ * PostgreSQL: refreshes the planner's statistics of the catalog tables once a generation is in
+ * place. Until autovacuum gets to it, the statistics describe the previous generation (or an empty
+ * table), so the planner expects no row of the new one and reads every row of the source for each
+ * look-up (resolves took ~1 s instead of tens of ms right after a sync). SQLite keeps no statistics.
+ */
+export async function refreshCatalogStatistics(db: Db): Promise<void> {
+  if (isPostgres(db)) await sql`analyze import_catalog, import_catalog_provides`.execute(db);
+}
+
 /** Drops every generation of the source's catalog but `keep`. */
 export async function dropCatalogGenerationsExcept(db: Db, sourceId: string, keep: number): Promise<void> {
   await db.deleteFrom('import_catalog_provides').where('source_id', '=', sourceId).where('generation', '!=', keep).execute();

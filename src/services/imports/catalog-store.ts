@@ -4,7 +4,7 @@
  */
 import type { Db } from '../../adapters/db/index.js';
 import {
-  CATALOG_ROWS_PER_INSERT, dropCatalogGeneration, dropCatalogGenerationsExcept, insertCatalogProvides, insertCatalogRows,
+  CATALOG_ROWS_PER_INSERT, dropCatalogGeneration, dropCatalogGenerationsExcept, insertCatalogProvides, insertCatalogRows, refreshCatalogStatistics,
   type NewCatalogProvidesRow, type NewCatalogRow,
 } from '../../adapters/db/import-catalog.table.js';
 import { recordSyncSuccess } from '../../adapters/db/import-sources.table.js';
@@ -71,6 +71,8 @@ export class CatalogWriter {
       });
       await dropCatalogGenerationsExcept(trx, this.sourceId, this.generation);
     });
+    // Statistics only steer the planner: without fresh ones the catalog is slow to read, not wrong.
+    await refreshCatalogStatistics(this.db).catch(() => undefined);
   }
 
   /** Drops what this generation wrote; the previous catalog was never touched. */
