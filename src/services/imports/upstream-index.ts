@@ -11,7 +11,7 @@ import { verifyCleartext, verifyDetached } from '../../adapters/signing/upstream
 import { createBoundedDecompressor, type Compression } from '../../domain/compression.js';
 import { DomainError } from '../../domain/errors.js';
 import { packagesCandidates, parseRelease } from '../../domain/imports/apt-release.js';
-import { debEntry, stanzaBatches } from '../../domain/imports/deb822-stream.js';
+import { debEntryBatches } from '../../domain/imports/deb822-stream.js';
 import { parseRepomd, PrimaryReader } from '../../domain/imports/rpm-metadata.js';
 import type { CatalogEntry } from '../../domain/imports/catalog.js';
 import type { StoredSource } from './source-store.js';
@@ -84,8 +84,8 @@ async function aptIndex(source: StoredSource, validators: { etag: string | null;
           if (!path) throw refused('index_not_listed', `${source.name}: the signed Release lists no Packages index for ${component}/binary-${arch}`);
           const signed = parsed.sha256.get(path)!;
           await withVerifiedFile(upstreamUrl(dists, path), signed, limits, tempDir, async (stream) => {
-            for await (const batch of stanzaBatches(decode(stream))) {
-              for (const stanza of batch) await add(debEntry(stanza));
+            for await (const batch of debEntryBatches(decode(stream))) {
+              for (const entry of batch) await add(entry);
             }
           }, compressionOf(path));
         }
