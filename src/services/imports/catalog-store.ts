@@ -4,8 +4,8 @@
  */
 import type { Db } from '../../adapters/db/index.js';
 import {
-  CATALOG_ROWS_PER_INSERT, dropCatalogGeneration, dropCatalogGenerationsExcept, insertCatalogProvides, insertCatalogRows, refreshCatalogStatistics,
-  type NewCatalogProvidesRow, type NewCatalogRow,
+  appendCatalogProvidesRow, appendCatalogRow, CATALOG_ROWS_PER_INSERT, columnsOf, dropCatalogGeneration, dropCatalogGenerationsExcept,
+  insertCatalogValues, refreshCatalogStatistics,
 } from '../../adapters/db/import-catalog.table.js';
 import { recordSyncSuccess } from '../../adapters/db/import-sources.table.js';
 import type { CatalogEntry, DebCatalogRelations, RpmCatalogRelations } from '../../domain/imports/catalog.js';
@@ -18,10 +18,18 @@ export interface CommitInfo {
   lastModified: string | null;
 }
 
+/** Bind values waiting when rows are written out: CATALOG_ROWS_PER_INSERT catalog rows, or twice as many provides rows. */
+const CATALOG_VALUES = CATALOG_ROWS_PER_INSERT * columnsOf('import_catalog');
+const PROVIDES_VALUES = 2 * CATALOG_ROWS_PER_INSERT * columnsOf('import_catalog_provides');
+
 export class CatalogWriter {
   private seq = 0;
-  private rows: NewCatalogRow[] = [];
-  private provides: NewCatalogProvidesRow[] = [];
+  /**
+   * Rows waiting to be written, as flat bind values: no object per row (objects spread from a
+   * shared base outlived young-generation GCs and filled the old one with garbage).
+   */
+  private rows: unknown[] = [];
+  private provides: unknown[] = [];
 
   private constructor(
     private readonly db: Db,
@@ -42,14 +50,12 @@ export class CatalogWriter {
   async add(entry: CatalogEntry): Promise<void> {
     const seq = this.seq++;
     const { sourceId, generation } = this;
-    // Rows are written out as plain literals: objects made by spreading `{ ...base }` outlived the
-    // young generation's collections and filled the old one with garbage (the sync's peak RSS).
-    this.rows.push({
-      source_id: sourceId, generation, seq, format: entry.format, name: entry.name, version: entry.version, arch: entry.arch, location: entry.location,
-      size: entry.size, sha256: entry.sha256, summary: entry.summary.slice(0, 500), relations: JSON.stringify(entry.relations),
-    });
-    for (const p of providesOf(entry)) this.provides.push({ source_id: sourceId, generation, seq, kind: p.kind, name: p.name, version: p.version, flags: p.flags });
-    if (this.rows.length >= CATALOG_ROWS_PER_INSERT || this.provides.length >= CATALOG_ROWS_PER_INSERT * 2) await this.flush();
+    appendCatalogRow(
+      this.rows, sourceId, generation, seq, entry.format, entry.name, entry.version, entry.arch, entry.location,
+      entry.size, entry.sha256, entry.summary.slice(0, 500), JSON.stringify(entry.relations),
+    );
+    appendProvides(this.provides, sourceId, generation, seq, entry);
+    if (this.rows.length >= CATALOG_VALUES || this.provides.length >= PROVIDES_VALUES) await this.flush();
   }
 
   async flush(): Promise<void> {
@@ -57,8 +63,8 @@ export class CatalogWriter {
     const provides = this.provides;
     this.rows = [];
     this.provides = [];
-    await insertCatalogRows(this.db, rows);
-    await insertCatalogProvides(this.db, provides);
+    await insertCatalogValues(this.db, 'import_catalog', rows);
+    await insertCatalogValues(this.db, 'import_catalog_provides', provides);
   }
 
   /** Makes this generation the catalog and drops the previous one, atomically. */
@@ -84,19 +90,22 @@ export class CatalogWriter {
 }
 
 /** Names a catalog package answers to besides its own: Provides, and (RPM) the files primary lists. */
-function providesOf(entry: CatalogEntry): Array<Pick<NewCatalogProvidesRow, 'kind' | 'name' | 'version' | 'flags'>> {
+function appendProvides(values: unknown[], sourceId: string, generation: number, seq: number, entry: CatalogEntry): void {
   if (entry.format === 'deb') {
     const rel = entry.relations as DebCatalogRelations;
+    let provided: Array<{ name: string; version: string | null }>;
     try {
-      return parseProvides(rel.provides).map((p) => ({ kind: 'provides', name: p.name, version: p.version, flags: null }));
+      provided = parseProvides(rel.provides);
     } catch {
       // An upstream stanza with a Provides we cannot read provides nothing, as apt would skip it.
-      return [];
+      return;
     }
+    for (const p of provided) appendCatalogProvidesRow(values, sourceId, generation, seq, 'provides', p.name, p.version, null);
+    return;
   }
   const rel = entry.relations as RpmCatalogRelations;
-  return [
-    ...rel.provides.filter((p) => p.name !== entry.name || p.evr === '').map((p) => ({ kind: 'provides', name: p.name, version: p.evr || null, flags: p.flags })),
-    ...rel.files.map((f) => ({ kind: 'file', name: f, version: null, flags: null })),
-  ];
+  for (const p of rel.provides) {
+    if (p.name !== entry.name || p.evr === '') appendCatalogProvidesRow(values, sourceId, generation, seq, 'provides', p.name, p.evr || null, p.flags);
+  }
+  for (const f of rel.files) appendCatalogProvidesRow(values, sourceId, generation, seq, 'file', f, null, null);
 }
