@@ -175,11 +175,18 @@ export async function findPackageNamesPage(db: Db, page: { page: number; perPage
   return { total, names: pageNames };
 }
 
-/** Every row of the named packages (in one distribution when given), in upload order. */
-export async function packageRowsNamed(db: Db, names: readonly string[], distribution?: string): Promise<PackageRow[]> {
-  let q = db.selectFrom('packages').selectAll().where('name', 'in', names);
+/** The columns a listing of package versions shows: not the wide ones (index entry, metadata, file list, relations). */
+export const VERSION_LIST_COLUMNS = [
+  'id', 'name', 'version', 'arch', 'distribution', 'format', 'status', 'cve_status', 'sha256', 'size', 'filename', 'pool_path',
+  'source_name', 'source_version', 'uploaded_by', 'created_at', 'sla_deadline', 'findings', 'reasons', 'seq',
+] as const;
+export type VersionListRow = Pick<PackageRow, (typeof VERSION_LIST_COLUMNS)[number]>;
+
+/** Every version of the named packages (in one distribution when given), in upload order, as listings show them. */
+export async function packageVersionsNamed(db: Db, names: readonly string[], distribution?: string): Promise<VersionListRow[]> {
+  let q = db.selectFrom('packages').select([...VERSION_LIST_COLUMNS]).where('name', 'in', names);
   if (distribution) q = q.where('distribution', '=', distribution);
-  return (await q.orderBy('created_at').orderBy('seq').execute()).map(normaliseRow);
+  return (await q.orderBy('created_at').orderBy('seq').execute()).map((r) => ({ ...r, size: Number(r.size), seq: Number(r.seq) }));
 }
 
 /** How many indexed packages each distribution that has any holds. */

@@ -64,11 +64,21 @@ export async function findPackagesWithDeadline(db: Db, statuses: readonly Packag
   return db.selectFrom('packages').selectAll().where('status', 'in', [...statuses]).where('sla_deadline', 'is not', null).execute();
 }
 
-/** Rows in one of `statuses`, of one distribution when given. */
-export async function findPackagesInStatuses(db: Db, statuses: readonly PackageStatus[], distribution?: string): Promise<StoredPackage[]> {
-  let q = db.selectFrom('packages').selectAll().where('status', 'in', [...statuses]);
+/**
+ * What the review queue orders by, for the rows in one of `statuses` (of one distribution when
+ * given): the findings and the deadline, not the wide columns (index entry, metadata, file list),
+ * which only the page shown needs.
+ */
+export function findReviewKeysInStatuses(db: Db, statuses: readonly PackageStatus[], distribution?: string) {
+  let q = db.selectFrom('packages').select(['id', 'name', 'version', 'distribution', 'sla_deadline', 'findings']).where('status', 'in', [...statuses]);
   if (distribution) q = q.where('distribution', '=', distribution);
   return q.execute();
+}
+
+/** The rows with these ids (any order). */
+export async function findPackagesByIds(db: Db, ids: readonly string[]): Promise<StoredPackage[]> {
+  if (ids.length === 0) return [];
+  return db.selectFrom('packages').selectAll().where('id', 'in', [...ids]).execute();
 }
 
 // ---- vulnerabilities across packages ----

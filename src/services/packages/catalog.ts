@@ -1,13 +1,13 @@
 import { listDistributions } from '../../adapters/db/distributions.table.js';
 import type { Db } from '../../adapters/db/index.js';
-import { countIndexedPackagesByDistribution, findPackageNamesPage, findPackagesPage, packageRowsNamed, type PackageRow } from '../../adapters/db/packages.table.js';
+import { countIndexedPackagesByDistribution, findPackageNamesPage, findPackagesPage, packageVersionsNamed, type PackageRow, type VersionListRow } from '../../adapters/db/packages.table.js';
 import { compareDebianVersions } from '../../domain/deb/version.js';
 import { DISTRIBUTIONS } from '../../domain/distributions.js';
 import { compareEvr, parseEvr } from '../../domain/rpm/vercmp.js';
 import { toApiTime } from '../../domain/time.js';
 
 /** One stored package version as the API shows it. */
-export function versionView(row: PackageRow) {
+export function versionView(row: VersionListRow) {
   const findings = JSON.parse(row.findings) as { counts?: Record<string, number>; details?: unknown[] };
   return {
     id: row.id,
@@ -73,7 +73,8 @@ export class Catalog {
   async artifacts(page: PageRequest, distribution?: string) {
     const { total, names: pageNames } = await findPackageNamesPage(this.db, page, distribution);
     if (pageNames.length === 0) return { total, items: [] };
-    const rows = await packageRowsNamed(this.db, pageNames, distribution);
+    // 50 names' versions: the listing columns only, not the index entries and file lists.
+    const rows = await packageVersionsNamed(this.db, pageNames, distribution);
     const items = pageNames.map((name) => {
       const own = rows.filter((r) => r.name === name);
       const versions = own.map(versionView);

@@ -10,7 +10,8 @@ import {
   countPackagesByStatus,
   countPackagesByWorstRank,
   findDeadlinesInStatuses,
-  findPackagesInStatuses,
+  findPackagesByIds,
+  findReviewKeysInStatuses,
   findSecurityPackagesPage,
   findVersionRowsInIndexOrder,
   findVulnerabilitiesPage,
@@ -188,14 +189,18 @@ export class SecurityQueries {
   /** GET /security/review-queue: packages awaiting a decision, KEV → EPSS → CVSS (or `sort=sla`). */
   async reviewQueue(filter: { sort?: string; status?: PackageStatus | 'all'; distribution?: string }, paging: Paging, now = new Date()) {
     const statuses: PackageStatus[] = filter.status && filter.status !== 'all' ? [filter.status] : [...REVIEW_STATUSES];
-    const rows = (await findPackagesInStatuses(this.db, statuses, filter.distribution)).map(normaliseRow);
-    const entries = rows.map((row) => {
-      const details = parseStoredFindings(row.findings).details;
-      return { row, details, key: reviewKeyOf(row, details) };
-    });
+    // Ordered on the light columns; only the page's rows are read whole.
+    const candidates = await findReviewKeysInStatuses(this.db, statuses, filter.distribution);
+    const entries = candidates.map((c) => ({ id: c.id, distribution: c.distribution, key: reviewKeyOf(c, parseStoredFindings(c.findings).details) }));
     const compare = reviewComparator(filter.sort);
-    entries.sort((a, b) => compare(a.key, b.key) || (a.row.distribution < b.row.distribution ? -1 : a.row.distribution > b.row.distribution ? 1 : 0));
-    const slice = entries.slice((paging.page - 1) * paging.perPage, paging.page * paging.perPage);
+    entries.sort((a, b) => compare(a.key, b.key) || (a.distribution < b.distribution ? -1 : a.distribution > b.distribution ? 1 : 0));
+    const pageIds = entries.slice((paging.page - 1) * paging.perPage, paging.page * paging.perPage).map((e) => e.id);
+    const byId = new Map((await findPackagesByIds(this.db, pageIds)).map((r) => [r.id, normaliseRow(r)]));
+    // A row deleted between the two reads is left out of the page.
+    const slice = pageIds.flatMap((id) => {
+      const row = byId.get(id);
+      return row ? [{ row, details: parseStoredFindings(row.findings).details }] : [];
+    });
     const items = [];
     for (const { row, details } of slice) {
       const findings = details.map((f) => findingView(f, now));
