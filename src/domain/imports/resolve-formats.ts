@@ -109,14 +109,27 @@ function debProvides(pkg: CatalogPackage): Array<{ name: string; version: string
   return provided;
 }
 
+/** A package's Pre-Depends and Depends, kept while the package is (catalog packages outlive one resolution). */
+const debRequirements = new WeakMap<CatalogPackage, RelationGroup[] | { error: unknown }>();
+
 export function debFormat(lookups: NameLookups, accepted: readonly string[]): ResolverFormat<Relation> {
   const archOk = (pkg: CatalogPackage) => accepted.includes(pkg.arch);
   return {
     requirements(pkg) {
-      const rel = pkg.relations as DebCatalogRelations;
-      const pre = relationField(rel.preDepends, 'Pre-Depends');
-      const depends = relationField(rel.depends, 'Depends');
-      return pre.length === 0 ? depends : depends.length === 0 ? pre : [...pre, ...depends];
+      let known = debRequirements.get(pkg);
+      if (known === undefined) {
+        const rel = pkg.relations as DebCatalogRelations;
+        try {
+          const pre = relationField(rel.preDepends, 'Pre-Depends');
+          const depends = relationField(rel.depends, 'Depends');
+          known = pre.length === 0 ? depends : depends.length === 0 ? pre : [...pre, ...depends];
+        } catch (error) {
+          known = { error };
+        }
+        debRequirements.set(pkg, known);
+      }
+      if (!Array.isArray(known)) throw known.error;
+      return known;
     },
     nameOf: (alt) => alt.name,
     namesOf: (pkg) => [pkg.name, ...debProvides(pkg).map((p) => p.name)],

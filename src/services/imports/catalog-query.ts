@@ -43,7 +43,60 @@ interface Visible {
   sources: Map<string, { name: string; distribution: string }>;
 }
 
+type Provided = Awaited<ReturnType<NameLookups['providers']>>[number];
+
+/** What a source's catalog answers for one name: packages of that name, and those providing it. */
+interface NameAnswer {
+  byName: CatalogPackage[];
+  providers: Provided[];
+}
+
+/** The cached look-ups of one source's current generation. */
+interface SourceAnswers {
+  generation: number;
+  names: Map<string, NameAnswer>;
+  packages: Map<number, CatalogPackage>;
+  counted: number;
+}
+
+/** Names and packages kept in all: a few of the largest closures' worth (kde-full looks up ~1,300 names). */
+const CACHED_ENTRIES = 20_000;
+
+/**
+ * Catalog look-ups kept from one resolution to the next: a generation never changes once
+ * committed, so what it answered stays true until its source moves to another generation (that
+ * source's answers are then dropped). The packages are shared between resolutions, read-only.
+ * Bounded: emptied whenever it holds more than CACHED_ENTRIES names and packages.
+ */
+class CatalogCache {
+  private readonly sources = new Map<string, SourceAnswers>();
+  private entries = 0;
+
+  source(sourceId: string, generation: number): SourceAnswers {
+    let answers = this.sources.get(sourceId);
+    if (!answers || answers.generation !== generation) {
+      if (answers) this.entries -= answers.counted;
+      answers = { generation, names: new Map(), packages: new Map(), counted: 0 };
+      this.sources.set(sourceId, answers);
+    }
+    return answers;
+  }
+
+  /** Counts what `answers` gained since last counted; empties the cache past its bound. */
+  grew(answers: SourceAnswers): void {
+    const now = answers.names.size + answers.packages.size;
+    this.entries += now - answers.counted;
+    answers.counted = now;
+    if (this.entries > CACHED_ENTRIES) {
+      this.sources.clear();
+      this.entries = 0;
+    }
+  }
+}
+
 export class CatalogQuery {
+  private readonly cache = new CatalogCache();
+
   constructor(private readonly db: Db) {}
 
   private async visible(filter: { sourceId?: string; distribution?: string } = {}): Promise<Visible> {
@@ -138,12 +191,8 @@ export class CatalogQuery {
   /** Memoised look-ups for one resolution; `prefetch` fills them for many names per query. */
   private lookups(visible: Visible, distribution: string): NameLookups {
     const target = distribution ? providesLookup(this.db, distribution) : null;
-    type Provided = Awaited<ReturnType<NameLookups['providers']>>;
     type TargetRows = Awaited<ReturnType<NameLookups['target']>>;
-    const cache = { byName: new Map<string, CatalogPackage[]>(), providers: new Map<string, Provided>(), target: new Map<string, TargetRows>() };
-
-    // A package found under several names (its own, what it provides) is one object, parsed once.
-    const packages = new Map<string, Map<number, CatalogPackage>>();
+    const cache = { byName: new Map<string, CatalogPackage[]>(), providers: new Map<string, Provided[]>(), target: new Map<string, TargetRows>() };
     let targetHasRows: Promise<boolean> | undefined;
 
     const load = async (names: string[]): Promise<void> => {
@@ -157,18 +206,30 @@ export class CatalogQuery {
         missing.push(name);
       }
       if (missing.length === 0) return;
-      // One query per source and generation for all the names, so the (source_id, generation, name) indexes apply.
       for (const [sourceId, generation] of visible.generations) {
-        let seen = packages.get(sourceId);
-        if (!seen) packages.set(sourceId, (seen = new Map()));
-        for (const r of await catalogLookup(this.db, sourceId, generation, missing)) {
-          let pkg = seen.get(r.seq);
-          if (!pkg) seen.set(r.seq, (pkg = toPackage(sourceId, r)));
-          if (r.provided_name === null) cache.byName.get(r.name)!.push(pkg);
-          else cache.providers.get(r.provided_name)!.push({ pkg, version: r.provided_version, flags: r.provided_flags === null ? null : Number(r.provided_flags) });
+        const known = this.cache.source(sourceId, generation);
+        const unknown = missing.filter((name) => !known.names.has(name));
+        if (unknown.length > 0) {
+          // One query per source and generation for all the names, so the (source_id, generation, name) indexes apply.
+          const found = new Map<string, NameAnswer>();
+          for (const name of unknown) found.set(name, { byName: [], providers: [] });
+          for (const r of await catalogLookup(this.db, sourceId, generation, unknown)) {
+            // A package found under several names (its own, what it provides) is one object, parsed once.
+            let pkg = known.packages.get(r.seq);
+            if (!pkg) known.packages.set(r.seq, (pkg = toPackage(sourceId, r)));
+            if (r.provided_name === null) found.get(r.name)!.byName.push(pkg);
+            else found.get(r.provided_name)!.providers.push({ pkg, version: r.provided_version, flags: r.provided_flags === null ? null : Number(r.provided_flags) });
+          }
+          for (const [name, answer] of found) known.names.set(name, answer);
+          this.cache.grew(known);
+        }
+        for (const name of missing) {
+          const answer = known.names.get(name)!;
+          if (answer.byName.length > 0) cache.byName.get(name)!.push(...answer.byName);
+          if (answer.providers.length > 0) cache.providers.get(name)!.push(...answer.providers);
         }
       }
-      // A distribution that publishes nothing (as when it only receives imports) answers no target look-up.
+    // A distribution that publishes nothing (as when it only receives imports) answers no target look-up.
       targetHasRows ??= target ? distributionProvidesAnything(this.db, distribution) : Promise.resolve(false);
       if (target && (await targetHasRows)) {
         for (let i = 0; i < missing.length; i += 500) {

@@ -11,11 +11,12 @@ import { backends, bearer, startTestApp, type TestApp } from '../../helpers/app.
 import { buildDeb } from '../../../harness/debs.js';
 import { multipartBody } from '../../../harness/multipart.js';
 import { makeTempDir } from '../../helpers/tmp.js';
-import { buildAptRepo, buildRpmRepo, makeGpgKey, serveDir, type StaticServer } from '../../../harness/upstream.js';
+import { buildAptRepo, buildRpmRepo, makeGpgKey, serveDir, writeAptIndexes, type GpgKey, type StaticServer } from '../../../harness/upstream.js';
 
 interface Fixture {
   dir: string;
   key: string;
+  gpg: GpgKey;
   server: StaticServer;
   localDeb: string;
   cleanup(): Promise<void>;
@@ -54,7 +55,7 @@ async function fixture(): Promise<Fixture> {
   await mkdir(join(tmp.dir, 'local'));
   const localDeb = await buildDeb(join(tmp.dir, 'local'), { name: 'localdep', version: '1.2' });
   const server = await serveDir(tmp.dir);
-  return { dir: tmp.dir, key: key.armoredPublic, server, localDeb, async cleanup() { await server.close(); await tmp.cleanup(); } };
+  return { dir: tmp.dir, key: key.armoredPublic, gpg: key, server, localDeb, async cleanup() { await server.close(); await tmp.cleanup(); } };
 }
 
 type Resolution = {
@@ -161,6 +162,19 @@ for (const backend of backends()) {
       const missing = await get('/import/resolve/no-such-package?distribution=bookworm');
       assert.equal(missing.statusCode, 404);
       assert.equal(missing.json().code, 'package_not_found');
+    });
+
+    it('sees a re-synced catalog at once (look-ups are kept per catalog generation)', async () => {
+      assert.equal(byName(await resolve('/import/resolve/app?distribution=bookworm')).libver!.version, '1.5');
+      await buildDeb(join(fx.dir, 'apt', 'pool', 'main'), { name: 'libver', version: '1.6' });
+      await writeAptIndexes(join(fx.dir, 'apt'), fx.gpg);
+      const sources = await app.app.inject({ method: 'GET', url: '/import/sources', headers: admin });
+      const source = (sources.json() as Array<{ id: string; name: string }>).find((s) => s.name === 'up-apt')!;
+      const synced = await app.app.inject({ method: 'POST', url: `/import/sync/${source.id}`, headers: admin });
+      assert.equal(synced.json().status, 'synced', synced.body);
+      const r = await resolve('/import/resolve/app?distribution=bookworm');
+      assert.equal(byName(r).libver!.version, '1.6');
+      assert.equal(r.total, 9);
     });
 
     it('resolves an RPM closure: EVR ranges, file provides, rich or, virtual, cycle', async () => {
