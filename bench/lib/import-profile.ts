@@ -82,6 +82,7 @@ async function main(): Promise<void> {
     const source = await ctx.imports.sources.create({ name: 'big', type: 'apt', url: `${upstream.url}/big`, suite: 'bookworm', key: gpg.armoredPublic, distribution: 'bookworm' }, actor);
     global.gc?.();
     const rssBefore = process.memoryUsage.rss();
+    if (global.gc) console.log(`heap used before the sync (after a full GC): ${formatMiB(process.memoryUsage().heapUsed)}`);
     let heapPeak = 0;
     const sampler = setInterval(() => { heapPeak = Math.max(heapPeak, process.memoryUsage().heapUsed); }, 20);
     // --heap-profile FILE: sampled allocations of the sync that outlived young-generation GCs (then
@@ -109,6 +110,10 @@ async function main(): Promise<void> {
     const session = profileTo ? new Session() : null;
     // --resolve-heap-profile FILE: every sampled allocation of the resolves.
     const resolveHeap = resolveHeapProfileTo ? new Session() : null;
+    if (global.gc) {
+      global.gc();
+      console.log(`heap used after the resolves (after a full GC): ${formatMiB(process.memoryUsage().heapUsed)}`);
+    }
     if (resolveHeap) {
       resolveHeap.connect();
       await resolveHeap.post('HeapProfiler.enable');

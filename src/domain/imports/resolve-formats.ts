@@ -71,8 +71,8 @@ const fieldParser = (name: string) => (text: string): ParsedField => {
   }
 };
 const relationFields = {
-  'Pre-Depends': { memo: new TextMemo<ParsedField>(20_000), parse: fieldParser('Pre-Depends') },
-  Depends: { memo: new TextMemo<ParsedField>(20_000), parse: fieldParser('Depends') },
+  'Pre-Depends': { memo: new TextMemo<ParsedField>(5_000), parse: fieldParser('Pre-Depends') },
+  Depends: { memo: new TextMemo<ParsedField>(5_000), parse: fieldParser('Depends') },
 };
 function relationField(field: string | null, name: keyof typeof relationFields): RelationGroup[] {
   if (field === null || field === undefined) return [];
