@@ -105,6 +105,7 @@ async function main(): Promise<void> {
       resolveRows.push([name, String(total), formatMs(times[0]!), formatMs(median(times))]);
     }
 
+    const afterResolves = await rssOf(server.pid!);
     const mirrorSource = await call('POST', '/import/sources', { name: 'mirror', type: 'apt', url: `${upstream.url}/mirror`, suite: 'stable', key: gpg.armoredPublic, distribution: 'jammy' });
     await call('POST', `/import/sync/${String(mirrorSource.id)}`);
     const top = corpus.entries[CLOSURE + 10]!.name;
@@ -122,6 +123,7 @@ async function main(): Promise<void> {
       if (res.status === 201) uploaded++;
     }
     const uploadMs = performance.now() - started;
+    const atEnd = await rssOf(server.pid!);
 
     console.log(`\nbench/import — ${new Date().toISOString().slice(0, 10)}, ${big.what}: ${count} packages, Packages.gz ${formatMiB((await readFile(join(work, 'up', 'big', 'dists', 'bookworm', 'main', 'binary-amd64', 'Packages.gz'))).length)}\n`);
     console.log(textTable([
@@ -129,9 +131,11 @@ async function main(): Promise<void> {
       ['first sync (verify, download, parse, store)', formatMs(syncMs)],
       [`service (${UNDER_TSX ? 'under tsx' : 'compiled'}) RSS before the sync (peak so far)`, `${formatMiB(before.rss)} (${formatMiB(before.peak)})`],
       ['service peak RSS (VmHWM) after the sync', formatMiB(after.peak)],
+      ['service RSS / peak after the resolves below', `${formatMiB(afterResolves.rss)} / ${formatMiB(afterResolves.peak)}`],
       ['unchanged re-sync (median of 5)', formatMs(median(resync))],
       [`import of a ${importedPackages.length}-package closure (POST /import/fetch)`, `${formatMs(importMs)}, ${(importedOk / (importMs / 1000)).toFixed(1)} packages/s, ${importedOk} published`],
       [`upload of the same ${files.length} files (POST /upload, one client)`, `${formatMs(uploadMs)}, ${(uploaded / (uploadMs / 1000)).toFixed(1)} packages/s`],
+      ['service RSS / peak at the end', `${formatMiB(atEnd.rss)} / ${formatMiB(atEnd.peak)}`],
     ]));
     console.log(`\nresolve (GET /import/resolve)\n${textTable([['package', 'closure', 'first', 'median of 3'], ...resolveRows])}`);
   } finally {

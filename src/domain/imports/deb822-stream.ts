@@ -1,7 +1,8 @@
 /**
  * deb822 indexes (`Packages`) read as a stream: text chunks become lines, lines become
  * paragraphs, each paragraph is parsed on its own with the package reader's control parser, so
- * memory holds one paragraph, not the index.
+ * memory holds one paragraph, not the index. The sync reads with debEntryBatches, which cuts the
+ * catalog's fields straight out of the text and falls back to that parser for anything unusual.
  */
 import { PackageFormatError } from '../errors.js';
 import { parseControlStanza, type ControlStanza } from '../deb/control.js';

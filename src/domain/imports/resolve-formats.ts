@@ -56,7 +56,7 @@ const parseVersionOrKeep = (text: string): DebianVersion | string => {
   }
 };
 const parsedVersion = (text: string): DebianVersion | string => versions.get(text, parseVersionOrKeep);
-export const compareDebVersionsCached = (a: string, b: string): number => compareDebianVersions(parsedVersion(a), parsedVersion(b));
+const compareDebVersionsCached = (a: string, b: string): number => compareDebianVersions(parsedVersion(a), parsedVersion(b));
 
 const debMatches = (rel: Relation, version: string | null): boolean =>
   rel.constraint === null || (version !== null && satisfiesRelation(parsedVersion(version), rel.constraint.op, parsedVersion(rel.constraint.version)));
