@@ -23,6 +23,15 @@ export interface NameLookups {
   target(name: string): Promise<Array<{ kind: string; version: string | null; flags: number | null }>>;
   /** Loads the three look-ups for many names at once. */
   prefetch?(names: string[]): Promise<void>;
+  /** The three look-ups of `name` when already loaded, so the walk needs no promise; else undefined. */
+  loaded?(name: string): LoadedName | undefined;
+}
+
+/** What {@link NameLookups} answers for one name. */
+export interface LoadedName {
+  byName: CatalogPackage[];
+  providers: Array<{ pkg: CatalogPackage; version: string | null; flags: number | null }>;
+  target: Array<{ kind: string; version: string | null; flags: number | null }>;
 }
 
 /**
@@ -114,6 +123,14 @@ const debRequirements = new WeakMap<CatalogPackage, RelationGroup[] | { error: u
 
 export function debFormat(lookups: NameLookups, accepted: readonly string[]): ResolverFormat<Relation> {
   const archOk = (pkg: CatalogPackage) => accepted.includes(pkg.arch);
+  const candidates = (alt: Relation, byName: LoadedName['byName'], providers: LoadedName['providers']): CatalogPackage[] => {
+    const real = byName.filter((p) => archOk(p) && debArchQualifierMet(alt, p) && debMatches(alt, p.version));
+    real.sort((a, b) => compareDebVersionsCached(b.version, a.version));
+    const virtual = providers.filter((p) => archOk(p.pkg) && debArchQualifierMet(alt, p.pkg) && debMatches(alt, p.version)).map((p) => p.pkg);
+    virtual.sort((a, b) => a.name.localeCompare(b.name) || compareDebVersionsCached(b.version, a.version));
+    return virtual.length === 0 ? real : [...real, ...virtual];
+  };
+  const present = (alt: Relation, target: LoadedName['target']): boolean => target.some((row) => debMatches(alt, row.version));
   return {
     requirements(pkg) {
       let known = debRequirements.get(pkg);
@@ -141,14 +158,18 @@ export function debFormat(lookups: NameLookups, accepted: readonly string[]): Re
       return false;
     },
     async candidates(alt) {
-      const real = (await lookups.byName(alt.name)).filter((p) => archOk(p) && debArchQualifierMet(alt, p) && debMatches(alt, p.version));
-      real.sort((a, b) => compareDebVersionsCached(b.version, a.version));
-      const virtual = (await lookups.providers(alt.name)).filter((p) => archOk(p.pkg) && debArchQualifierMet(alt, p.pkg) && debMatches(alt, p.version)).map((p) => p.pkg);
-      virtual.sort((a, b) => a.name.localeCompare(b.name) || compareDebVersionsCached(b.version, a.version));
-      return [...real, ...virtual];
+      return candidates(alt, await lookups.byName(alt.name), await lookups.providers(alt.name));
+    },
+    candidatesNow(alt) {
+      const loaded = lookups.loaded?.(alt.name);
+      return loaded && candidates(alt, loaded.byName, loaded.providers);
     },
     async presentInTarget(alt) {
-      return (await lookups.target(alt.name)).some((row) => debMatches(alt, row.version));
+      return present(alt, await lookups.target(alt.name));
+    },
+    presentInTargetNow(alt) {
+      const loaded = lookups.loaded?.(alt.name);
+      return loaded && present(alt, loaded.target);
     },
   };
 }
@@ -187,6 +208,17 @@ function richRequirements(dep: RichDep, text: string): Requirement<RpmAlternativ
 export function rpmFormat(lookups: NameLookups, accepted: readonly string[]): ResolverFormat<RpmAlternative> {
   const archOk = (pkg: CatalogPackage) => accepted.includes(pkg.arch);
   const selfRange = (pkg: CatalogPackage): DepRange => ({ flags: Sense.EQUAL, evr: pkg.version });
+  const candidates = (alt: RpmAlternative, byName: LoadedName['byName'], providers: LoadedName['providers']): CatalogPackage[] => {
+    const real = byName.filter((p) => archOk(p) && rangesOverlap(selfRange(p), alt));
+    real.sort((a, b) => evrOrder(b.version, a.version));
+    const provided = providers
+      .filter((p) => archOk(p.pkg) && (alt.name.startsWith('/') || rangesOverlap({ flags: p.flags ?? 0, evr: p.version ?? '' }, alt)))
+      .map((p) => p.pkg);
+    provided.sort((a, b) => a.name.localeCompare(b.name) || evrOrder(b.version, a.version));
+    return [...real, ...provided];
+  };
+  const present = (alt: RpmAlternative, target: LoadedName['target']): boolean => target.some((row) =>
+    row.kind === 'file' ? alt.name.startsWith('/') : rangesOverlap({ flags: row.flags ?? (row.version ? Sense.EQUAL : 0), evr: row.version ?? '' }, alt));
   return {
     requirements(pkg) {
       const seen = new Set<string>();
@@ -214,17 +246,18 @@ export function rpmFormat(lookups: NameLookups, accepted: readonly string[]): Re
       return rel.provides.some((p) => p.name === alt.name && rangesOverlap(p, alt));
     },
     async candidates(alt) {
-      const real = (await lookups.byName(alt.name)).filter((p) => archOk(p) && rangesOverlap(selfRange(p), alt));
-      real.sort((a, b) => evrOrder(b.version, a.version));
-      const provided = (await lookups.providers(alt.name))
-        .filter((p) => archOk(p.pkg) && (alt.name.startsWith('/') || rangesOverlap({ flags: p.flags ?? 0, evr: p.version ?? '' }, alt)))
-        .map((p) => p.pkg);
-      provided.sort((a, b) => a.name.localeCompare(b.name) || evrOrder(b.version, a.version));
-      return [...real, ...provided];
+      return candidates(alt, await lookups.byName(alt.name), await lookups.providers(alt.name));
+    },
+    candidatesNow(alt) {
+      const loaded = lookups.loaded?.(alt.name);
+      return loaded && candidates(alt, loaded.byName, loaded.providers);
     },
     async presentInTarget(alt) {
-      return (await lookups.target(alt.name)).some((row) =>
-        row.kind === 'file' ? alt.name.startsWith('/') : rangesOverlap({ flags: row.flags ?? (row.version ? Sense.EQUAL : 0), evr: row.version ?? '' }, alt));
+      return present(alt, await lookups.target(alt.name));
+    },
+    presentInTargetNow(alt) {
+      const loaded = lookups.loaded?.(alt.name);
+      return loaded && present(alt, loaded.target);
     },
   };
 }

@@ -48,8 +48,12 @@ export interface ResolverFormat<A> {
   prefetch?(names: string[]): Promise<void>;
   /** Catalog packages satisfying `alt`, best first. */
   candidates(alt: A): Promise<CatalogPackage[]>;
+  /** The same without a promise when the look-ups are already loaded, else undefined. */
+  candidatesNow?(alt: A): CatalogPackage[] | undefined;
   /** Whether the target distribution already publishes something satisfying `alt`. */
   presentInTarget(alt: A): Promise<boolean>;
+  /** The same without a promise when the look-up is already loaded, else undefined. */
+  presentInTargetNow?(alt: A): boolean | undefined;
 }
 
 export interface Selected {
@@ -114,8 +118,10 @@ export async function resolveClosure<A>(root: CatalogPackage, format: ResolverFo
     if (answered) for (let i = 0; i < answered.length; i++) if (format.satisfiedBy(alt, answered[i]!)) return true;
     return false;
   };
+  // Loaded look-ups answer at once; a promise only when the name was not loaded yet.
+  const presentInTarget = (alt: A): boolean | Promise<boolean> => format.presentInTargetNow?.(alt) ?? format.presentInTarget(alt);
   const met = async (requirement: Requirement<A>) =>
-    requirement.alternatives.some(selectedSatisfies) || (await anyAsync(requirement.alternatives, (alt) => format.presentInTarget(alt)));
+    requirement.alternatives.some(selectedSatisfies) || (await anyAsync(requirement.alternatives, presentInTarget));
 
   /** Meets one requirement of `current`; false once the closure is too large to go on. */
   const satisfy = async (current: Selected, requirement: Requirement<A>, siblings: Requirement<A>[]): Promise<boolean> => {
@@ -124,14 +130,17 @@ export async function resolveClosure<A>(root: CatalogPackage, format: ResolverFo
       return true;
     }
     if (requirement.alternatives.some(selectedSatisfies)) return true;
-    if (await anyAsync(requirement.alternatives, (alt) => format.presentInTarget(alt))) {
-      present.push({ requiredBy: current.pkg.name, relation: requirement.text });
-      return true;
+    for (const alt of requirement.alternatives) {
+      const answer = presentInTarget(alt);
+      if (answer === true || (answer !== false && (await answer))) {
+        present.push({ requiredBy: current.pkg.name, relation: requirement.text });
+        return true;
+      }
     }
     let picked: CatalogPackage | null = null;
     for (const alt of requirement.alternatives) {
       // Another version of a name already selected cannot be installed beside it.
-      const usable = (await format.candidates(alt)).filter((c) => !chosen.has(c.name));
+      const usable = (format.candidatesNow?.(alt) ?? (await format.candidates(alt))).filter((c) => !chosen.has(c.name));
       picked = usable.find((c) => meetsSiblings(c, requirement, siblings, format)) ?? usable[0] ?? null;
       if (picked) break;
     }
@@ -216,8 +225,12 @@ function requirementNames<A>(pkg: CatalogPackage, requirementsOf: (pkg: CatalogP
   }
 }
 
-async function anyAsync<T>(items: T[], test: (item: T) => Promise<boolean>): Promise<boolean> {
-  for (const item of items) if (await test(item)) return true;
+/** Whether any item passes `test`, in order, stopping at the first (a test answering at once costs no promise). */
+async function anyAsync<T>(items: T[], test: (item: T) => boolean | Promise<boolean>): Promise<boolean> {
+  for (const item of items) {
+    const passed = test(item);
+    if (passed === true || (passed !== false && (await passed))) return true;
+  }
   return false;
 }
 

@@ -13,7 +13,7 @@ import { findDistribution } from '../../domain/distributions.js';
 import { DomainError } from '../../domain/errors.js';
 import type { CatalogEntry, DebCatalogRelations } from '../../domain/imports/catalog.js';
 import { resolveClosure, type CatalogPackage, type Closure, type ResolverFormat } from '../../domain/imports/resolve.js';
-import { debFormat, rpmFormat, type NameLookups } from '../../domain/imports/resolve-formats.js';
+import { debFormat, rpmFormat, type LoadedName, type NameLookups } from '../../domain/imports/resolve-formats.js';
 import { compareDebianVersions } from '../../domain/deb/version.js';
 import { Sense } from '../../domain/rpm/tags.js';
 import { compareEvr, parseEvr } from '../../domain/rpm/vercmp.js';
@@ -43,7 +43,7 @@ interface Visible {
   sources: Map<string, { name: string; distribution: string }>;
 }
 
-type Provided = Awaited<ReturnType<NameLookups['providers']>>[number];
+type Provided = LoadedName['providers'][number];
 
 /** What a source's catalog answers for one name: packages of that name, and those providing it. */
 interface NameAnswer {
@@ -191,18 +191,15 @@ export class CatalogQuery {
   /** Memoised look-ups for one resolution; `prefetch` fills them for many names per query. */
   private lookups(visible: Visible, distribution: string): NameLookups {
     const target = distribution ? providesLookup(this.db, distribution) : null;
-    type TargetRows = Awaited<ReturnType<NameLookups['target']>>;
-    const cache = { byName: new Map<string, CatalogPackage[]>(), providers: new Map<string, Provided[]>(), target: new Map<string, TargetRows>() };
+    const loaded = new Map<string, LoadedName>();
     let targetHasRows: Promise<boolean> | undefined;
 
     const load = async (names: string[]): Promise<void> => {
       const missing: string[] = [];
       for (let i = 0; i < names.length; i++) {
         const name = names[i]!;
-        if (cache.byName.has(name)) continue;
-        cache.byName.set(name, []);
-        cache.providers.set(name, []);
-        cache.target.set(name, []);
+        if (loaded.has(name)) continue;
+        loaded.set(name, { byName: [], providers: [], target: [] });
         missing.push(name);
       }
       if (missing.length === 0) return;
@@ -220,28 +217,36 @@ export class CatalogQuery {
             if (r.provided_name === null) found.get(r.name)!.byName.push(pkg);
             else found.get(r.provided_name)!.providers.push({ pkg, version: r.provided_version, flags: r.provided_flags === null ? null : Number(r.provided_flags) });
           }
-          for (const [name, answer] of found) known.names.set(name, answer);
+          found.forEach((answer, name) => known.names.set(name, answer));
           this.cache.grew(known);
         }
-        for (const name of missing) {
+        for (let i = 0; i < missing.length; i++) {
+          const name = missing[i]!;
           const answer = known.names.get(name)!;
-          if (answer.byName.length > 0) cache.byName.get(name)!.push(...answer.byName);
-          if (answer.providers.length > 0) cache.providers.get(name)!.push(...answer.providers);
+          const entry = loaded.get(name)!;
+          if (answer.byName.length > 0) entry.byName.push(...answer.byName);
+          if (answer.providers.length > 0) entry.providers.push(...answer.providers);
         }
       }
-    // A distribution that publishes nothing (as when it only receives imports) answers no target look-up.
+      // A distribution that publishes nothing (as when it only receives imports) answers no target look-up.
       targetHasRows ??= target ? distributionProvidesAnything(this.db, distribution) : Promise.resolve(false);
       if (target && (await targetHasRows)) {
         for (let i = 0; i < missing.length; i += 500) {
-          for (const r of await target(missing.slice(i, i + 500))) cache.target.get(r.name)?.push(r);
+          for (const r of await target(missing.slice(i, i + 500))) loaded.get(r.name)?.target.push(r);
         }
       }
     };
-    const get = <T>(map: Map<string, T>) => async (name: string): Promise<T> => {
-      if (!map.has(name)) await load([name]);
-      return map.get(name)!;
+    const entry = async (name: string): Promise<LoadedName> => {
+      if (!loaded.has(name)) await load([name]);
+      return loaded.get(name)!;
     };
-    return { byName: get(cache.byName), providers: get(cache.providers), target: get(cache.target), prefetch: load };
+    return {
+      byName: async (name) => (await entry(name)).byName,
+      providers: async (name) => (await entry(name)).providers,
+      target: async (name) => (await entry(name)).target,
+      prefetch: load,
+      loaded: (name) => loaded.get(name),
+    };
   }
 }
 
