@@ -96,6 +96,23 @@ describe('GET /repo/: the published tree, read-only', () => {
     assert.equal(Number(head.headers['content-length']), res.body.length);
   });
 
+  it('leaves no file open, whatever the answer (HEAD, 304, 206, 416)', async () => {
+    const path = '/repo/apt/dists/jammy/InRelease';
+    const etag = (await get(path)).headers.etag!;
+    const open = async () => (await readdir('/proc/self/fd')).length;
+    const before = await open();
+    for (let i = 0; i < 50; i++) {
+      assert.equal((await raw(port, path, { method: 'HEAD' })).status, 200);
+      assert.equal((await get(path, { 'if-none-match': etag })).status, 304);
+      assert.equal((await get(path, { range: 'bytes=0-9' })).status, 206);
+      const refused = await get(path, { range: 'bytes=999999-' });
+      assert.equal(refused.status, 416);
+      assert.equal(refused.headers['content-range'], `bytes */${(await readFile(join(t.dataDir, 'repo', 'apt', 'dists', 'jammy', 'InRelease'))).length}`);
+    }
+    await new Promise((r) => setTimeout(r, 200));
+    assert.ok((await open()) - before < 10, `file descriptors grew from ${before} to ${await open()}`);
+  });
+
   it('serves files whose names hold `+`, `~` or `:` however the client percent-encodes them (apt sends %2b)', async () => {
     assert.match(plusPools[0]!, /\+ds1-1\+b4~bpo12\+1_amd64\.deb$/, 'epoch left out of the .deb file name');
     assert.match(plusPools[1]!, /\+git20240101~rc1-1\.el9\+p1\.x86_64\.rpm$/);

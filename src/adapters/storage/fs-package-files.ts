@@ -1,9 +1,10 @@
 import { createReadStream } from 'node:fs';
-import { copyFile, link, mkdir, open as openFile, rename, rm, stat } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { copyFile, link, mkdir, open as openFile, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import type { Readable } from 'node:stream';
 import { fsyncDir, isErrno, tempPathFor } from './atomic.js';
-import type { PackageFiles } from './interfaces.js';
+import type { PackageFiles, PublishedFile } from './interfaces.js';
 import { listFilesRecursive } from './list-files.js';
 import { checkStoragePath } from './storage-path.js';
 
@@ -113,6 +114,28 @@ export class FsPackageFiles implements PackageFiles {
 
   async isPublished(poolPath: string): Promise<boolean> {
     return exists(this.repoPath(poolPath));
+  }
+
+  async openPublished(path: string): Promise<PublishedFile | null> {
+    let handle: FileHandle;
+    try {
+      // No link is followed (the tree holds none), and a FIFO cannot hang the open.
+      handle = await openFile(this.repoPath(path), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    } catch (err) {
+      if (isErrno(err, 'ENOENT', 'ENOTDIR', 'ELOOP', 'EISDIR')) return null;
+      throw err;
+    }
+    const info = await handle.stat();
+    if (!info.isFile()) {
+      await handle.close();
+      return null;
+    }
+    return {
+      size: info.size,
+      modified: info.mtime,
+      stream: (range) => handle.createReadStream(range ? { start: range.start, end: range.end, autoClose: true } : { autoClose: true }),
+      close: () => handle.close(),
+    };
   }
 
   /** Moves the file out of the store into quarantine (kept for analysis, never served). */

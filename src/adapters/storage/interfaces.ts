@@ -43,6 +43,12 @@ export interface PackageFiles {
   unpublish(poolPath: string): Promise<void>;
   /** Whether `poolPath` is in the published tree. */
   isPublished(poolPath: string): Promise<boolean>;
+  /**
+   * Opens a file of the published tree for reading, or null when there is none (or it is not a
+   * regular file). Size, date and content all come from the one open file, so a file replaced
+   * while it is served (an index being republished) is served whole, as it was when opened.
+   */
+  openPublished(path: string): Promise<PublishedFile | null>;
   /** Package files (.deb, .rpm) present in the published tree, as pool paths. */
   listPublishedPackages(): Promise<string[]>;
 
@@ -50,6 +56,15 @@ export interface PackageFiles {
   quarantine(sha256: string, keepInStore: boolean): Promise<void>;
   /** Quarantines a temp upload that never reached the pool. */
   quarantineTemp(tempFile: string, sha256: string): Promise<void>;
+}
+
+/** A file of the published tree, open; `stream` closes it when done, `close` when not streamed. */
+export interface PublishedFile {
+  size: number;
+  modified: Date;
+  /** The bytes from `start` to `end` (inclusive), or all of them. */
+  stream(range?: { start: number; end: number }): Readable;
+  close(): Promise<void>;
 }
 
 /** Writes one distribution's signed index from the stored per-package entries, atomically. */

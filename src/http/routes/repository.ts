@@ -1,9 +1,8 @@
 /**
- * The published tree, read-only, at /repo/, so that one process is a working repository. ETag,
- * Last-Modified and Range come from the static file server; which file a request names is
+ * The published tree, read-only, at /repo/, so that one process is a working repository: ETag,
+ * Last-Modified, conditional requests and single byte ranges; which file a request names is
  * decided here, from the path decoded once.
  */
-import fastifyStatic from '@fastify/static';
 import type { AppContext } from '../../services/context.js';
 import { badRequest, HttpError } from '../errors.js';
 import type { App } from '../types.js';
@@ -50,29 +49,58 @@ function cacheControl(path: string): string {
   return /\.(deb|rpm)$|by-hash|[0-9a-f]{64}-/.test(path) ? 'public, max-age=31536000, immutable' : 'no-cache';
 }
 
-export async function repositoryRoutes(app: App, ctx: AppContext): Promise<void> {
-  await app.register(fastifyStatic, {
-    root: ctx.repo.files.repoDir,
-    serve: false,
-    dotfiles: 'deny',
-    index: false,
-    list: false,
-    etag: true,
-    lastModified: true,
-    acceptRanges: true,
-    cacheControl: false,
-    setHeaders: (res, path) => {
-      const type = CONTENT_TYPES.find(([pattern]) => pattern.test(path));
-      if (type) res.header('content-type', type[1]);
-      res.header('cache-control', cacheControl(path));
-    },
-  });
+/** A single `bytes=` range of a file of `size` bytes: the one to send, null to send it all, or 'unsatisfiable'. */
+export function byteRange(header: string | undefined, size: number): { start: number; end: number } | null | 'unsatisfiable' {
+  const m = /^bytes=(\d*)-(\d*)$/.exec(header?.trim() ?? '');
+  // Absent, malformed or several ranges: the whole file, as RFC 9110 allows.
+  if (!m || (m[1] === '' && m[2] === '')) return null;
+  if (m[1] === '') {
+    const suffix = Number(m[2]);
+    if (suffix === 0) return 'unsatisfiable';
+    return { start: Math.max(0, size - suffix), end: size - 1 };
+  }
+  const start = Number(m[1]);
+  const end = m[2] === '' ? size - 1 : Math.min(Number(m[2]), size - 1);
+  if (start >= size || end < start) return 'unsatisfiable';
+  return { start, end };
+}
 
+export async function repositoryRoutes(app: App, ctx: AppContext): Promise<void> {
   app.get(`${REPO_PREFIX}*`, { schema: { hide: true } }, async (request, reply) => {
     const target = repositoryPath(request.url);
     if ('error' in target) throw target.error;
-    // sendFile takes a decoded path (it re-encodes it for the file server), so the file opened is
-    // exactly the path checked above: a literal `%2e` stays literal.
-    return reply.sendFile(target.path);
+    // Size, date and bytes all come from one open file: an index replaced by a publish while it
+    // is served goes out whole, as it was (a stat followed by an open of the path could announce
+    // one length and send another file's bytes).
+    const file = await ctx.repo.files.openPublished(target.path);
+    if (!file) throw notPublished();
+    const etag = `W/"${file.size.toString(16)}-${file.modified.getTime().toString(16)}"`;
+    const lastModified = file.modified.toUTCString();
+    const type = CONTENT_TYPES.find(([pattern]) => pattern.test(target.path));
+    reply.header('content-type', type ? type[1] : 'application/octet-stream');
+    reply.header('cache-control', cacheControl(target.path));
+    reply.header('etag', etag);
+    reply.header('last-modified', lastModified);
+    reply.header('accept-ranges', 'bytes');
+    const ifNoneMatch = request.headers['if-none-match'];
+    const ifModifiedSince = request.headers['if-modified-since'];
+    const notModified = ifNoneMatch !== undefined
+      ? ifNoneMatch.split(',').some((tag) => tag.trim() === etag || tag.trim() === '*')
+      : ifModifiedSince !== undefined && Math.floor(file.modified.getTime() / 1000) <= Math.floor(Date.parse(ifModifiedSince) / 1000);
+    const ifRange = request.headers['if-range'];
+    const range = ifRange === undefined || ifRange === etag || ifRange === lastModified ? byteRange(request.headers.range, file.size) : null;
+    // HEAD goes through the stream path too: Fastify keeps its headers and drops (closes) the stream.
+    if (notModified || range === 'unsatisfiable') {
+      await file.close();
+      if (notModified) return reply.code(304).send();
+      reply.header('content-range', `bytes */${file.size}`);
+      throw new HttpError(416, 'range_not_satisfiable', `The requested range is outside the file (${file.size} bytes)`);
+    }
+    if (range) {
+      reply.code(206).header('content-range', `bytes ${range.start}-${range.end}/${file.size}`).header('content-length', range.end - range.start + 1);
+      return reply.send(file.stream(range));
+    }
+    reply.header('content-length', file.size);
+    return reply.send(file.stream());
   });
 }
