@@ -11,18 +11,17 @@
  * against the 100 ms p99 target. Also measured: seeding, the full and daily (incremental) rebuild of the download
  * totals, the counter's per-request cost, a flush, and access-log ingestion.
  */
-import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
-import pg from 'pg';
 import { pino } from 'pino';
 import { loadConfig } from '../src/config.js';
 import { packageFilePath } from '../src/domain/downloads/package-path.js';
 import { buildApp } from '../src/http/app.js';
 import { closeContext, createContext } from '../src/services/context.js';
 import { seedAudit, seedDownloads, seedFindings, seedPackages } from './lib/dashboard-seed.js';
+import { freshPostgres } from './lib/postgres.js';
 import { markdownTable, textTable } from './lib/table.js';
 import { median } from './lib/timing.js';
 
@@ -61,25 +60,6 @@ async function timed<T>(label: string, fn: () => Promise<T>): Promise<T> {
   const took = performance.now() - start;
   console.log(`  ${label}: ${took < 1000 ? ms(took) : s(took)}`);
   return value;
-}
-
-async function freshPostgres(serverUrl: string): Promise<{ url: string; drop: () => Promise<void> }> {
-  const name = `tollgate_bench_${randomBytes(5).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: serverUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    drop: async () => {
-      const c = new pg.Client({ connectionString: serverUrl });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await c.end();
-    },
-  };
 }
 
 /** Combined-format lines: one in five a package download, the rest index files and other paths. */
@@ -196,7 +176,7 @@ async function main(): Promise<void> {
   const rows = await runOn('sqlite', null);
   const server = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
   if (server) {
-    const db = await freshPostgres(server);
+    const db = await freshPostgres(server, 'tollgate_bench');
     try {
       rows.push(...(await runOn('postgres', db.url)));
     } finally {

@@ -26,7 +26,6 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { sql } from 'kysely';
-import pg from 'pg';
 import { pino } from 'pino';
 import { loadConfig } from '../src/config.js';
 import { DISTRIBUTIONS } from '../src/domain/distributions.js';
@@ -35,6 +34,7 @@ import { loginAsInitialAdmin, waitUntilReady } from '../harness/service.js';
 import { buildService, rssOf } from './lib/compiled-service.js';
 import { seedAudit, seedFindings, seedPackages } from './lib/dashboard-seed.js';
 import { loadTest, spawnPinnedService, type LoadResult } from './lib/http-load.js';
+import { freshPostgres } from './lib/postgres.js';
 import { markdownTable, textTable } from './lib/table.js';
 import { median } from './lib/timing.js';
 
@@ -71,28 +71,6 @@ async function timed<T>(label: string, fn: () => Promise<T>): Promise<T> {
   const value = await fn();
   console.log(`  ${label}: ${((performance.now() - start) / 1000).toFixed(1)} s`);
   return value;
-}
-
-async function freshPostgres(serverUrl: string): Promise<{ url: string; drop: () => Promise<void> }> {
-  const name = `tollgate_load_${randomBytes(5).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: serverUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    drop: async () => {
-      const c = new pg.Client({ connectionString: serverUrl });
-      await c.connect();
-      try {
-        await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      } finally {
-        await c.end();
-      }
-    },
-  };
 }
 
 /** Migrates, seeds, publishes every distribution's index and analyses, in process; the services start on the result. */
@@ -183,7 +161,7 @@ async function runConfiguration(label: string, main: string, cores: string[], da
 async function main(): Promise<void> {
   console.log(`bench/load: ${PACKAGES} packages, ${SECONDS} s per endpoint at ${CONNECTIONS} connections (load average before: ${load()})`);
   const dir = await mkdtemp(join(tmpdir(), 'tollgate-bench-load-'));
-  const db = await freshPostgres(SERVER);
+  const db = await freshPostgres(SERVER, 'tollgate_load');
   try {
     const dataDir = join(dir, 'data');
     const env = {
