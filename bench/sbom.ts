@@ -9,7 +9,9 @@
  * components (a warm cache: cataloguing payloads is measured per package, not here). Then the
  * service is started in its own process on that data and both exports are fetched over HTTP and
  * written to a file; time and the service's resident memory (sampled from /proc every 5 ms) are
- * reported against the targets (10 s, 300 MB).
+ * reported against the targets (10 s, 300 MB). BENCH_SERVICE_NODE_OPTIONS passes flags to the
+ * service process only, e.g. `--require=./bench/lib/pg-callback-queries.cjs` (PostgreSQL queries
+ * through node-postgres's callback form: see that file and README's "SBOM export").
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createWriteStream, existsSync, rmSync } from 'node:fs';

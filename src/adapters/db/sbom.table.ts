@@ -13,13 +13,14 @@ export type SbomRow = Pick<Selectable<PackagesTable>, (typeof SBOM_COLUMNS)[numb
 
 export type SbomInventoryInsert = Insertable<SbomInventoryTable>;
 
-/** Every name (package or virtual, not file) the distribution's indexed packages provide, with its provider. */
-export async function findIndexedProviders(db: Db, codename: string): Promise<Array<Pick<SbomRow, 'format' | 'name' | 'version' | 'arch'> & { provided: string }>> {
+/** The names (package or virtual, not file) among `names` that the distribution's indexed packages provide, with their provider. */
+export async function findIndexedProvidersOf(db: Db, codename: string, names: readonly string[]): Promise<Array<Pick<SbomRow, 'format' | 'name' | 'version' | 'arch'> & { provided: string }>> {
   return db
     .selectFrom('package_provides as pp')
     .innerJoin('packages as p', 'p.id', 'pp.package_id')
     .select(['pp.name as provided', 'p.format', 'p.name', 'p.version', 'p.arch'])
     .where('pp.distribution', '=', codename)
+    .where('pp.name', 'in', names)
     .where('p.status', 'in', INDEXED_STATUSES)
     .where('pp.kind', '!=', 'file')
     .execute();
@@ -34,6 +35,43 @@ export async function findIndexedSbomRowsAfter(db: Db, codename: string, after: 
     .where('status', 'in', INDEXED_STATUSES)
     .where('id', '>', after)
     .orderBy('id')
+    .limit(limit)
+    .execute();
+}
+
+/** A package row with what its SBOM entry needs besides: the cached inventory (JSON) and the decision record. */
+export type SbomPageRow = SbomRow & {
+  /** The file's inventory cached by this scanner version, or null when not yet computed. */
+  inventory: string | null;
+  /** The decision record on this name, version and arch (null columns when there is none). */
+  decision_action: string | null;
+  decision_justification: string | null;
+  decision_decided_at: string | null;
+  decision_expires_at: string | null;
+  decision_target_version: string | null;
+  decision_covered_cve_ids: string | null;
+};
+
+/**
+ * One keyset page of the distribution's indexed packages (the first `limit` ids after `after`),
+ * each joined with its cached inventory and its decision record: one round trip per page instead
+ * of three (a decision is keyed by name, version and arch, an inventory by file, so neither join
+ * repeats a package).
+ */
+export async function findIndexedSbomPage(db: Db, codename: string, after: string, limit: number, scanner: number): Promise<SbomPageRow[]> {
+  return db
+    .selectFrom('packages as p')
+    .leftJoin('sbom_inventory as i', (join) => join.onRef('i.sha256', '=', 'p.sha256').on('i.scanner', '=', scanner))
+    .leftJoin('security_decisions as d', (join) => join.onRef('d.name', '=', 'p.name').onRef('d.version', '=', 'p.version').onRef('d.arch', '=', 'p.arch'))
+    .select(SBOM_COLUMNS.map((c) => `p.${c}` as const))
+    .select([
+      'i.data as inventory', 'd.action as decision_action', 'd.justification as decision_justification', 'd.decided_at as decision_decided_at',
+      'd.expires_at as decision_expires_at', 'd.target_version as decision_target_version', 'd.covered_cve_ids as decision_covered_cve_ids',
+    ])
+    .where('p.distribution', '=', codename)
+    .where('p.status', 'in', INDEXED_STATUSES)
+    .where('p.id', '>', after)
+    .orderBy('p.id')
     .limit(limit)
     .execute();
 }

@@ -46,7 +46,9 @@ export function innerRef(pkg: Pick<SbomPackage, 'ref'>, c: Pick<InnerComponent, 
  * Inner components without repeats: a module found twice (two node_modules folders) is listed
  * once, at the first place it was found.
  */
-export function distinctComponents(components: readonly InnerComponent[]): InnerComponent[] {
+export function distinctComponents(components: readonly InnerComponent[]): readonly InnerComponent[] {
+  // Called several times per package: a short list without repeats (the usual case) is returned as it is.
+  if (components.length <= 16 && components.every((c, i) => components.findIndex((o) => o.purl === c.purl) === i)) return components;
   const seen = new Set<string>();
   return components.filter((c) => (seen.has(c.purl) ? false : (seen.add(c.purl), true)));
 }

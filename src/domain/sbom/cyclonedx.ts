@@ -20,13 +20,14 @@ function licenses(text: string | null): Json[] | undefined {
 }
 
 function innerComponent(pkg: SbomPackage, c: InnerComponent): Json {
+  const licence = licenses(c.license);
   return {
     type: 'library',
     'bom-ref': innerRef(pkg, c),
     ...(c.namespace ? { group: c.namespace } : {}),
     name: c.name,
     ...(c.version ? { version: c.version } : {}),
-    ...(licenses(c.license) ? { licenses: licenses(c.license) } : {}),
+    ...(licence ? { licenses: licence } : {}),
     purl: c.purl,
     properties: [prop('tollgate:found_in', c.foundIn), prop('tollgate:ecosystem', c.ecosystem)],
   };
@@ -44,6 +45,7 @@ export function cyclonedxComponent(pkg: SbomPackage): Json {
   ];
   if (pkg.sourceName) properties.push(prop('tollgate:source_name', pkg.sourceName));
   if (pkg.sourceVersion) properties.push(prop('tollgate:source_version', pkg.sourceVersion));
+  const licence = licenses(pkg.license);
   return {
     type: 'library',
     'bom-ref': pkg.ref,
@@ -52,7 +54,7 @@ export function cyclonedxComponent(pkg: SbomPackage): Json {
     version: pkg.version,
     ...(pkg.description || pkg.summary ? { description: pkg.description || pkg.summary } : {}),
     hashes: [{ alg: 'SHA-256', content: pkg.sha256 }],
-    ...(licenses(pkg.license) ? { licenses: licenses(pkg.license) } : {}),
+    ...(licence ? { licenses: licence } : {}),
     purl: pkg.purl,
     ...(homepage ? { externalReferences: [{ type: 'website', url: homepage }] } : {}),
     properties,

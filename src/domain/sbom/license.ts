@@ -51,6 +51,18 @@ const OLD_RPM_SPELLINGS = /^(GPLv|LGPLv|AGPLv|ASL$|BSD$|GPL$|LGPL$|Public$|Pytho
  */
 export function spdxLicense(declared: string | null): string | null {
   if (!declared) return null;
+  // A distribution repeats a few dozen licences across thousands of components: each is parsed once.
+  const known = expressions.get(declared);
+  if (known !== undefined) return known;
+  const expression = parseSpdxLicense(declared);
+  if (expressions.size >= 1024) expressions.clear();
+  expressions.set(declared, expression);
+  return expression;
+}
+
+const expressions = new Map<string, string | null>();
+
+function parseSpdxLicense(declared: string): string | null {
   const text = declared.trim();
   if (!looksLikeSpdxExpression(text)) return null;
   const ids = text.replace(/[()]/g, ' ').split(/\s+/).filter((t) => t && t !== 'AND' && t !== 'OR' && t !== 'WITH');

@@ -16,26 +16,31 @@ export interface PurlParts {
   subpath?: string | null;
 }
 
+/** Characters no component encodes (encodeURIComponent's unreserved set less `!'()*`): most names and versions are only these. */
+const PLAIN = /^[A-Za-z0-9._~-]*$/;
 const encode = (text: string): string =>
-  encodeURIComponent(text).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`).replace(/%3A/g, ':');
+  PLAIN.test(text) ? text : encodeURIComponent(text).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`).replace(/%3A/g, ':');
 
 export function purl(parts: PurlParts): string {
   let out = `pkg:${parts.type.toLowerCase()}/`;
-  if (parts.namespace) out += `${parts.namespace.split('/').filter(Boolean).map(encode).join('/')}/`;
+  if (parts.namespace) out += parts.namespace.includes('/') ? `${parts.namespace.split('/').filter(Boolean).map(encode).join('/')}/` : `${encode(parts.namespace)}/`;
   out += encode(parts.name);
   if (parts.version) out += `@${encode(parts.version)}`;
-  const qualifiers = Object.entries(parts.qualifiers ?? {})
-    .filter((entry): entry is [string, string | number] => entry[1] !== null && entry[1] !== undefined && entry[1] !== '')
-    .map(([key, value]) => [key.toLowerCase(), String(value)] as const)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  if (qualifiers.length) out += `?${qualifiers.map(([k, v]) => `${k}=${encode(v)}`).join('&')}`;
+  // Every package and dependency edge of an export has a purl: built without intermediate arrays of entries.
+  const qualifiers: Array<[string, string]> = [];
+  for (const key of Object.keys(parts.qualifiers ?? {})) {
+    const value = parts.qualifiers![key];
+    if (value !== null && value !== undefined && value !== '') qualifiers.push([key.toLowerCase(), String(value)]);
+  }
+  if (qualifiers.length > 1) qualifiers.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  for (let i = 0; i < qualifiers.length; i++) out += `${i === 0 ? '?' : '&'}${qualifiers[i]![0]}=${encode(qualifiers[i]![1])}`;
   if (parts.subpath) out += `#${parts.subpath.split('/').filter((s) => s && s !== '.' && s !== '..').map(encode).join('/')}`;
   return out;
 }
 
 /** The purl namespace (vendor) of a distribution's packages. */
 export function vendorOf(dist: Pick<Distribution, 'scannerDistro'>): string {
-  const id = dist.scannerDistro.split(/[:/]/)[0]!;
+  const id = dist.scannerDistro.split(/[:/]/, 1)[0]!;
   return id === 'rockylinux' ? 'rocky' : id;
 }
 

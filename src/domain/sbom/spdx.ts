@@ -6,7 +6,7 @@
  * they need. Vulnerabilities are SECURITY external references (`advisory`, `url`) on the affected
  * package, with severity, CVSS, EPSS, KEV and the review analysis in the reference comment.
  */
-import { createHash } from 'node:crypto';
+import * as crypto from 'node:crypto';
 import { analysisOf, analysisText } from './analysis.js';
 import { advisoryUrl, affectedInner, distinctComponents, innerRef, vulnerabilityUrl, webUrl } from './common.js';
 import { licenseRefId, spdxLicense } from './license.js';
@@ -16,15 +16,41 @@ type Json = Record<string, unknown>;
 
 export const DOCUMENT_ID = 'SPDXRef-DOCUMENT';
 
+/** One-shot digest (Node ≥ 20.12) rather than a Hash object per id: an export computes several per package. */
+const sha256Hex: (text: string) => string = typeof crypto.hash === 'function'
+  ? (text) => crypto.hash('sha256', text, 'hex')
+  : (text) => crypto.createHash('sha256').update(text).digest('hex');
+
 /** SPDXIDs allow letters, digits, `.` and `-`: a readable slug plus a digest of the ref keeps them unique. */
 export function spdxId(ref: string, label: string): string {
   const slug = label.replace(/[^A-Za-z0-9.-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 80);
-  return `SPDXRef-${slug}-${createHash('sha256').update(ref).digest('hex').slice(0, 12)}`;
+  return `SPDXRef-${slug}-${sha256Hex(ref).slice(0, 12)}`;
+}
+
+/**
+ * Ids just computed, by what they are computed from: a package's id is written in its entry, its
+ * relationships and the next packages' edges, an embedded component's in its entry and its
+ * relationships. A document comes package by package, so only recent ids repeat; kept few, the
+ * entries die young instead of piling up in V8's old space (4,096 of them added ~35 MiB there per
+ * SPDX export).
+ */
+const ids = new Map<string, string>();
+function memoId(key: string, make: () => string): string {
+  let id = ids.get(key);
+  if (id === undefined) {
+    if (ids.size >= 64) ids.clear();
+    ids.set(key, (id = make()));
+  }
+  return id;
 }
 
 /** Derived from the ref alone, so a package known only as a dependency edge gets the same id. */
 export const packageSpdxId = (pkg: Pick<SbomPackage, 'ref'>) => dependencyId(pkg.ref);
-const innerSpdxId = (pkg: SbomPackage, c: InnerComponent) => spdxId(innerRef(pkg, c), `${c.ecosystem}-${c.name}-${c.version ?? ''}`);
+const innerSpdxId = (pkg: SbomPackage, c: InnerComponent) => {
+  const ref = innerRef(pkg, c);
+  const label = `${c.ecosystem}-${c.name}-${c.version ?? ''}`;
+  return memoId(`${label} ${ref}`, () => spdxId(ref, label));
+};
 
 /** The licence as SPDX writes it, and the LicenseRef it needs extracted text for (free-text licences). */
 function declared(text: string | null): { value: string; ref: { id: string; text: string } | null } {
@@ -122,10 +148,12 @@ export function spdxRelationships(pkg: SbomPackage): Json[] {
 
 /** The SPDXID of a package ref (a purl): a readable name-version slug and a digest of the whole ref. */
 export function dependencyId(ref: string): string {
-  const m = /^pkg:[^/]+\/(?:[^/]+\/)*([^/@?#]+)@([^?#]+)/.exec(ref);
-  const name = m ? decodeURIComponent(m[1]!) : ref;
-  const version = m ? decodeURIComponent(m[2]!) : '';
-  return spdxId(ref, `Package-${name}-${version}`);
+  return memoId(ref, () => {
+    const m = /^pkg:[^/]+\/(?:[^/]+\/)*([^/@?#]+)@([^?#]+)/.exec(ref);
+    const name = m ? decodeURIComponent(m[1]!) : ref;
+    const version = m ? decodeURIComponent(m[2]!) : '';
+    return spdxId(ref, `Package-${name}-${version}`);
+  });
 }
 
 /** LicenseRefs the package uses, each with its text; `seen` keeps them unique across the document. */

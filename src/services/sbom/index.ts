@@ -1,12 +1,13 @@
 /**
- * SBOMs: one package version, a whole distribution (streamed from keyset-paginated
- * batches, one pass per JSON array), a preview, and the distribution's findings as SARIF.
+ * SBOMs: one package version, a whole distribution (streamed from one pass of keyset pages,
+ * the later JSON arrays spooled compressed meanwhile), a preview, and the distribution's findings
+ * as SARIF.
  */
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../adapters/db/index.js';
 import {
-  findIdsOfPackagesWithFindings, findIndexedProviders, findIndexedSbomRowsAfter, findIndexedSbomRowsByName, findSbomRowsByIds, findSbomRowsOfVersion,
-  type SbomRow,
+  findIdsOfPackagesWithFindings, findIndexedProvidersOf, findIndexedSbomPage, findIndexedSbomRowsAfter, findIndexedSbomRowsByName, findSbomRowsByIds,
+  findSbomRowsOfVersion, type SbomRow,
 } from '../../adapters/db/sbom.table.js';
 import { findDistribution, isIndexed, type Distribution } from '../../domain/distributions.js';
 import { DomainError } from '../../domain/errors.js';
@@ -18,24 +19,29 @@ import { documentText } from '../../domain/sbom/stream.js';
 import { severityRank, type Severity } from '../../domain/security/types.js';
 import type { PackageFiles } from '../../adapters/storage/interfaces.js';
 import { providesLookup } from '../packages/provides.js';
-import { InventoryStore } from './inventory.js';
-import { decisionsFor, dependsOn, neededNames, refOf, sbomPackage, type ProviderMap } from './model.js';
+import { InventoryStore, SCANNER_VERSION } from './inventory.js';
+import { decisionsFor, dependsOn, neededNames, pageDecision, refOf, sbomPackage, type ProviderMap } from './model.js';
+import { deflatedSpool } from './spool.js';
 
 export type SbomFormat = 'cyclonedx' | 'spdx';
 
-/** A document ready to send: its download name and its text, produced piece by piece. */
+/** A document ready to send: its download name and its text (or its UTF-8 bytes), produced piece by piece. */
 export interface SbomDocument {
   filename: string;
-  body: AsyncIterable<string>;
+  body: AsyncIterable<string | Uint8Array>;
 }
 
-/**
- * Rows per keyset page. Each page's rows, parsed inventories and packages live across the next
- * query's await, long enough to be promoted out of V8's nursery; at 500 the dead pages piled up in
- * old space between full collections (a 50,000-package export took the service from 258 to
- * 535 MiB resident), at 100 it adds about 60 MiB, for about a second more (bench/sbom.ts).
- */
+/** Rows per query when the SARIF log reads packages by id. */
 const BATCH = 100;
+/**
+ * Rows per keyset page of an export (two queries a page: the rows, their dependencies' providers).
+ * A page's rows, parsed inventories and packages must die young: at 500 rows they outlived V8's
+ * nursery and dead pages piled up in old space between full collections (a 50,000-package export
+ * took the service from 258 to 535 MiB resident); at 100 they mostly do not (bench/sbom.ts).
+ */
+const PAGE = 100;
+/** Names per providers query (SQLite allows 32,766 parameters; a page's packages may need thousands). */
+const NAMES_PER_QUERY = 1000;
 const EXTENSION: Record<SbomFormat, string> = { cyclonedx: 'cdx.json', spdx: 'spdx.json' };
 const safeName = (text: string) => text.replace(/[^A-Za-z0-9._+-]+/g, '_');
 
@@ -72,14 +78,19 @@ export class SbomService {
       return sbomPackage(row, {
         inventory: inventories.get(row.sha256) ?? null,
         decision: decisions.get(`${row.name} ${row.version} ${row.arch}`) ?? null,
-        dependsOn: dependsOn(row, ref, providers),
+        dependsOn: dependsOn(neededNames(row), ref, providers),
         withFindings: true,
+        ref,
       });
     });
   }
 
-  /** What each name resolves to among the distribution's published packages. */
-  private async providers(codename: string, names?: readonly string[]): Promise<ProviderMap> {
+  /**
+   * What each of these names resolves to among the distribution's published packages: for one
+   * package, any provide (files included, as its dependencies are resolved at upload); for an
+   * export page, package and virtual names only.
+   */
+  private async providers(codename: string, names: readonly string[], scope: 'package' | 'export'): Promise<ProviderMap> {
     const map: ProviderMap = new Map();
     const add = (name: string, row: Pick<SbomRow, 'format' | 'name' | 'version' | 'arch'>) => {
       const list = map.get(name) ?? [];
@@ -89,14 +100,49 @@ export class SbomService {
       else list.push(ref);
       map.set(name, list);
     };
-    if (names) {
-      if (names.length === 0) return map;
+    if (names.length === 0) return map;
+    if (scope === 'package') {
       const dist = this.distribution(codename);
       for (const r of await providesLookup(this.db, codename)([...names])) add(r.name, { format: dist.format, name: r.package, version: r.packageVersion, arch: r.arch });
       return map;
     }
-    for (const r of await findIndexedProviders(this.db, codename)) add(r.provided, r);
+    for (let i = 0; i < names.length; i += NAMES_PER_QUERY) {
+      for (const r of await findIndexedProvidersOf(this.db, codename, names.slice(i, i + NAMES_PER_QUERY))) add(r.provided, r);
+    }
     return map;
+  }
+
+  /**
+   * The distribution's published packages, complete, in keyset pages by id: one query for the
+   * page (rows joined with their cached inventory and decision), one for the providers of the
+   * names its packages depend on. Dependency edges are resolved per page rather than from a map of
+   * every name the distribution provides, which held 50,000 rows at once. `shown` (preview): edges
+   * may only point at those packages.
+   */
+  private async *packages(codename: string, limit: number | null, shown: ReadonlySet<string> | null): AsyncGenerator<SbomPackage[]> {
+    const cursor = { after: '', left: limit ?? Number.POSITIVE_INFINITY };
+    while (cursor.left > 0) {
+      const batch = await this.page(codename, cursor, shown);
+      if (batch === null) return;
+      yield batch;
+    }
+  }
+
+  /** The next page after `cursor` (which it moves on), complete; null past the last. */
+  private async page(codename: string, cursor: { after: string; left: number }, shown: ReadonlySet<string> | null): Promise<SbomPackage[] | null> {
+    const rows = await findIndexedSbomPage(this.db, codename, cursor.after, Math.min(PAGE, cursor.left), SCANNER_VERSION);
+    if (rows.length === 0) return null;
+    // A short page is the last one.
+    cursor.left = rows.length < PAGE ? 0 : cursor.left - rows.length;
+    cursor.after = rows[rows.length - 1]!.id;
+    const needs = rows.map((row) => neededNames(row));
+    const providers = await this.providers(codename, [...new Set(needs.flat(2))], 'export');
+    if (shown) for (const [name, refs] of providers) providers.set(name, refs.filter((r) => shown.has(r)));
+    const inventories = await this.inventories.forPage(rows, (row) => row.inventory);
+    return rows.map((row, i) => {
+      const ref = refOf(row);
+      return sbomPackage(row, { inventory: inventories[i]!, decision: pageDecision(row), dependsOn: dependsOn(needs[i]!, ref, providers), withFindings: true, ref });
+    });
   }
 
   /** Keyset pages of the distribution's published packages, by id. */
@@ -115,21 +161,17 @@ export class SbomService {
   /** Every package the distribution publishes (GET /sbom/export), or the first `limit` (preview). */
   async distributionDocument(format: SbomFormat, codename: string, limit: number | null = null): Promise<SbomDocument> {
     const dist = this.distribution(codename);
-    let providers = await this.providers(codename);
+    let shown: Set<string> | null = null;
     if (limit !== null) {
       // A preview lists some packages: edges may only point at those, or they would dangle.
-      const shown = new Set<string>();
+      shown = new Set<string>();
       for await (const rows of this.rows(codename, limit)) for (const row of rows) shown.add(refOf(row));
-      providers = new Map([...providers].map(([name, refs]) => [name, refs.filter((r) => shown.has(r))]));
     }
     const meta = this.meta({ kind: 'distribution', name: dist.codename, version: dist.scannerDistro.split(':').pop() ?? '', distribution: dist.codename, description: dist.description });
     const plan = this.plan(format, meta, null);
-    const self = this;
-    async function* batches() {
-      for await (const rows of self.rows(codename, limit)) yield await self.complete(rows, providers);
-    }
     const suffix = limit === null ? 'sbom' : 'sbom-preview';
-    return { filename: `${safeName(codename)}-${suffix}.${EXTENSION[format]}`, body: documentText(plan, batches) };
+    const body = documentText(plan, () => this.packages(codename, limit, shown), deflatedSpool);
+    return { filename: `${safeName(codename)}-${suffix}.${EXTENSION[format]}`, body };
   }
 
   /** One package version (GET /sbom/{name}/{version}): the package, what it embeds, and the packages it depends on. */
@@ -140,7 +182,7 @@ export class SbomService {
     // A published copy describes what clients install; otherwise the oldest row.
     const row = rows.find((r) => isIndexed(r.status)) ?? rows[0]!;
     const needed = [...new Set(neededNames(row).flat())];
-    const providers = await this.providers(row.distribution, needed);
+    const providers = await this.providers(row.distribution, needed, 'package');
     const [root] = await this.complete([row], providers);
     const depRows = await this.depRows(row.distribution, root!.dependsOn);
     const deps = depRows.map((r) => sbomPackage(r, { inventory: null, decision: null, dependsOn: [], withFindings: false }));

@@ -37,6 +37,26 @@ export class InventoryStore {
     return out;
   }
 
+  /**
+   * The inventories of a page's rows, from the cached JSON the page query joined (`cached`, by
+   * row); files not cached yet are computed (once per file) and cached.
+   */
+  async forPage<R extends InventoryRow>(rows: readonly R[], cached: (row: R) => string | null): Promise<Array<PackageInventory>> {
+    const computed = new Map<string, PackageInventory>();
+    const out: PackageInventory[] = [];
+    for (const row of rows) {
+      const data = cached(row);
+      if (data !== null) {
+        out.push(JSON.parse(data) as PackageInventory);
+        continue;
+      }
+      let inventory = computed.get(row.sha256);
+      if (!inventory) computed.set(row.sha256, (inventory = await this.compute(row)));
+      out.push(inventory);
+    }
+    return out;
+  }
+
   private async compute(row: InventoryRow): Promise<PackageInventory> {
     // A file missing from the store (rows restored without their files) is reported, not cached.
     if (!(await this.files.has(row.sha256))) return { components: [], copyrightLicense: null, error: 'package file not in the store' };

@@ -1,6 +1,7 @@
 /** Package rows, decision records and inventories → the domain's SbomPackage. */
 import type { Db } from '../../adapters/db/index.js';
-import { findDecisionsForNames, type SbomRow } from '../../adapters/db/sbom.table.js';
+import type { DecisionRow } from '../../adapters/db/decisions.table.js';
+import { findDecisionsForNames, type SbomPageRow, type SbomRow } from '../../adapters/db/sbom.table.js';
 import { parseRelations } from '../../domain/deb/relations.js';
 import { findDistribution } from '../../domain/distributions.js';
 import type { PackageInventory, SbomDecision, SbomPackage, SbomVulnerability } from '../../domain/sbom/model.js';
@@ -35,10 +36,10 @@ export function neededNames(row: Pick<SbomRow, 'format' | 'relations'>): string[
   return groups;
 }
 
-/** Edges to the packages satisfying each need (the first alternative the distribution has). */
-export function dependsOn(row: SbomRow, self: string, providers: ProviderMap): string[] {
+/** Edges to the packages satisfying each need (`neededNames`: the first alternative the distribution has). */
+export function dependsOn(needs: readonly string[][], self: string, providers: ProviderMap): string[] {
   const out = new Set<string>();
-  for (const alternatives of neededNames(row)) {
+  for (const alternatives of needs) {
     for (const name of alternatives) {
       const refs = (providers.get(name) ?? []).filter((r) => r !== self);
       if (refs.length === 0) continue;
@@ -64,10 +65,10 @@ const personName = (text: string | null | undefined) => (text ? text.replace(/\s
 
 export function sbomPackage(
   row: SbomRow,
-  extra: { inventory: PackageInventory | null; decision: SbomDecision | null; dependsOn: string[]; withFindings: boolean },
+  extra: { inventory: PackageInventory | null; decision: SbomDecision | null; dependsOn: string[]; withFindings: boolean; ref?: string },
 ): SbomPackage {
   const meta = JSON.parse(row.metadata) as Meta;
-  const ref = refOf(row);
+  const ref = extra.ref ?? refOf(row);
   const deb = row.format !== 'rpm';
   const [synopsis, ...rest] = (meta.description ?? '').split('\n');
   const vulnerabilities: SbomVulnerability[] = extra.withFindings
@@ -114,21 +115,37 @@ export function sbomPackage(
   };
 }
 
+/** A decision record as the SBOM carries it. */
+export function decisionOf(d: Pick<DecisionRow, 'justification' | 'decided_at' | 'expires_at' | 'target_version' | 'covered_cve_ids'> & { action: string }): SbomDecision {
+  return {
+    action: d.action,
+    justification: d.justification,
+    decidedAt: d.decided_at,
+    expiresAt: d.expires_at,
+    targetVersion: d.target_version,
+    coveredCveIds: JSON.parse(d.covered_cve_ids) as string[],
+  };
+}
+
+/** The decision a page row was joined with, or null. */
+export function pageDecision(row: SbomPageRow): SbomDecision | null {
+  if (row.decision_action === null) return null;
+  return decisionOf({
+    action: row.decision_action,
+    justification: row.decision_justification ?? '',
+    decided_at: row.decision_decided_at ?? '',
+    expires_at: row.decision_expires_at,
+    target_version: row.decision_target_version,
+    covered_cve_ids: row.decision_covered_cve_ids ?? '[]',
+  });
+}
+
 /** Decision records of these rows, by `name version arch`. */
 export async function decisionsFor(db: Db, rows: ReadonlyArray<Pick<SbomRow, 'name' | 'version' | 'arch'>>): Promise<Map<string, SbomDecision>> {
   const out = new Map<string, SbomDecision>();
   const names = [...new Set(rows.map((r) => r.name))];
   if (names.length === 0) return out;
   const found = await findDecisionsForNames(db, names);
-  for (const d of found) {
-    out.set(`${d.name} ${d.version} ${d.arch}`, {
-      action: d.action,
-      justification: d.justification,
-      decidedAt: d.decided_at,
-      expiresAt: d.expires_at,
-      targetVersion: d.target_version,
-      coveredCveIds: JSON.parse(d.covered_cve_ids) as string[],
-    });
-  }
+  for (const d of found) out.set(`${d.name} ${d.version} ${d.arch}`, decisionOf(d));
   return out;
 }

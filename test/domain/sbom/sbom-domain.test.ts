@@ -92,10 +92,44 @@ describe('document streaming', () => {
     const pkgs = Array.from({ length: 300 }, (_, i) => ({ name: `p${i}`, pad: 'x'.repeat(500) }) as unknown as SbomPackage);
     const plan: DocumentPlan = { head: { kind: 'test' }, sections: [{ key: 'items', items: (p) => [p] }, { key: 'none', items: () => [] }] };
     const pieces: string[] = [];
-    for await (const piece of documentText(plan, async function* () { yield pkgs.slice(0, 150); yield pkgs.slice(150); })) pieces.push(piece);
+    for await (const piece of documentText(plan, async function* () { yield pkgs.slice(0, 150); yield pkgs.slice(150); })) pieces.push(text(piece));
     assert.ok(pieces.length > 4, `${pieces.length} pieces`);
     // No piece is a whole batch (75 KB): each stops at the first package past 32 KiB.
     assert.ok(pieces.every((p) => p.length < 32 * 1024 + 600), String(pieces.map((p) => p.length)));
     assert.deepEqual(JSON.parse(pieces.join('')), { kind: 'test', items: pkgs });
   });
+
+  it('reads the packages once: later sections wait in the spool, as text or bytes, and follow the first', async () => {
+    const pkgs = Array.from({ length: 500 }, (_, i) => ({ name: `p${i}`, pad: 'y'.repeat(200) }) as unknown as SbomPackage);
+    const plan: DocumentPlan = {
+      head: { kind: 'test' },
+      sections: [
+        { key: 'first', items: (p) => [p.name] },
+        { key: 'empty', items: () => [] },
+        { key: 'edges', items: (p) => [{ from: p.name, pad: (p as unknown as { pad: string }).pad }, { from: p.name, to: 'x' }] },
+      ],
+      leading: { edges: [{ root: true }] },
+    };
+    let passes = 0;
+    const spooled: string[] = [];
+    const bytesSpool = () => {
+      const parts: Uint8Array[] = [];
+      return {
+        write: (piece: string) => { spooled.push(piece); parts.push(Buffer.from(piece)); },
+        read: () => parts,
+      };
+    };
+    const pieces: string[] = [];
+    const batches = async function* () { passes++; for (let i = 0; i < pkgs.length; i += 100) yield pkgs.slice(i, i + 100); };
+    for await (const piece of documentText(plan, batches, bytesSpool)) pieces.push(text(piece));
+    assert.equal(passes, 1);
+    assert.ok(spooled.length > 1 && spooled.every((p) => p.length < 32 * 1024 + 600), String(spooled.map((p) => p.length)));
+    assert.deepEqual(JSON.parse(pieces.join('')), {
+      kind: 'test',
+      first: pkgs.map((p) => p.name),
+      edges: [{ root: true }, ...pkgs.flatMap((p) => [{ from: p.name, pad: (p as unknown as { pad: string }).pad }, { from: p.name, to: 'x' }])],
+    });
+  });
 });
+
+const text = (piece: string | Uint8Array) => (typeof piece === 'string' ? piece : Buffer.from(piece).toString('utf8'));
