@@ -14,7 +14,7 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import pg from 'pg';
+import { freshPostgres } from './postgres.js';
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config.js';
 import { closeContext, createContext } from '../../src/services/context.js';
@@ -57,21 +57,10 @@ async function main(): Promise<void> {
   let dropDb = async () => undefined as void;
   let databaseUrl: string | undefined;
   if (pgUrl) {
-    const name = `tollgate_profile_${process.pid}`;
-    const admin = new pg.Client({ connectionString: pgUrl });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${name}`);
-    await admin.end();
-    const url = new URL(pgUrl);
-    url.pathname = `/${name}`;
-    databaseUrl = url.toString();
-    if (flag('keep-db')) console.log(`database ${name} is kept`);
-    else dropDb = async () => {
-      const c = new pg.Client({ connectionString: pgUrl });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await c.end();
-    };
+    const db = await freshPostgres(pgUrl, 'tollgate_profile');
+    databaseUrl = db.url;
+    if (flag('keep-db')) console.log(`database ${new URL(db.url).pathname.slice(1)} is kept`);
+    else dropDb = db.drop;
   }
   const dataDir = join(work, 'data');
   await mkdir(dataDir, { recursive: true });
