@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseLogGlob } from './domain/downloads/log-glob.js';
 import { appUrlProblem, normaliseAppUrl } from './domain/settings-rules.js';
 
@@ -38,6 +39,8 @@ export interface Config {
   accessLogIntervalMs: number;
   /** The only folder file:// feed URLs may read from; null = file:// feeds refused. */
   feedsDir: string | null;
+  /** The built web interface (Vite's output) served under /ui/. */
+  uiDir: string;
   /** The only folder `ca_bundle_path` may name a file in; null = no CA bundle accepted. */
   caBundleDir: string | null;
 }
@@ -162,6 +165,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     accessLogPath: resolveAccessLogPath(env),
     accessLogIntervalMs: int(env, 'ACCESS_LOG_INTERVAL_SECONDS', 60, 1) * 1000,
     feedsDir: allowedDir(env, 'FEEDS_DIR'),
+    uiDir: env.UI_DIR ? resolve(process.cwd(), env.UI_DIR) : fileURLToPath(new URL('../ui/dist', import.meta.url)),
     caBundleDir: allowedDir(env, 'CA_BUNDLE_DIR'),
   };
 }

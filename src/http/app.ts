@@ -20,6 +20,7 @@ import { validatorCompiler } from './validation.js';
 import { apiRoutes } from './routes/index.js';
 import { countDownloads } from './download-counter.js';
 import { repositoryRoutes } from './routes/repository.js';
+import { uiRoutes } from './routes/ui.js';
 import type { App } from './types.js';
 
 const JSON_BODY_LIMIT = 1024 * 1024;
@@ -128,6 +129,7 @@ export async function buildApp(ctx: AppContext): Promise<BuiltApp> {
   await installDocs(app, ctx);
 
   await repositoryRoutes(app, ctx);
+  await uiRoutes(app, ctx);
   countDownloads(app, ctx);
   for (const prefix of API_PREFIXES) {
     await app.register(async (scope) => {

@@ -4,6 +4,7 @@ import { forbidden, HttpError, unauthorized } from './errors.js';
 import type { Access } from './permissions.js';
 import type { Role } from '../domain/roles.js';
 import type { Actor } from '../services/actor.js';
+import { changesState, CSRF_HEADER, csrfTokenMatches, sessionCookieOf } from './session-cookie.js';
 
 function bearerOf(request: FastifyRequest): string | null {
   const header = request.headers.authorization;
@@ -27,12 +28,21 @@ async function allowed(access: Access, role: Role, ctx: AppContext): Promise<boo
  */
 export function installAuth(app: FastifyInstance, ctx: AppContext): void {
   app.decorateRequest('principal', null);
+  app.decorateRequest('sessionJwt', null);
   app.addHook('onRequest', async (request) => {
     const access = request.routeOptions.config?.access;
     if (access === undefined || access === 'public') return;
-    const bearer = bearerOf(request);
+    // An Authorization header wins: API clients are never judged by a cookie their browser holds.
+    const cookie = bearerOf(request) ? null : sessionCookieOf(request);
+    const bearer = bearerOf(request) ?? cookie;
     if (!bearer) throw unauthorized();
+    if (cookie && changesState(request.method) && !csrfTokenMatches(ctx.config.jwtSecret, cookie, request.headers[CSRF_HEADER])) {
+      throw new HttpError(403, 'csrf_token_invalid', `A change made with the session cookie needs the session's CSRF token in the ${CSRF_HEADER} header`);
+    }
     const result = await ctx.auth.authenticate(bearer);
+    // The cookie only ever holds a login's JWT; an API token there was not put by this service.
+    if (cookie && !('error' in result) && result.via !== 'jwt') throw unauthorized('Invalid or expired credentials', 'invalid_token');
+    if (cookie) request.sessionJwt = cookie;
     if ('error' in result) {
       throw result.error === 'inactive'
         ? unauthorized('This account is deactivated', 'account_disabled')

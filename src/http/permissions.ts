@@ -23,6 +23,10 @@ export const ROUTE_ACCESS: Readonly<Record<string, Access>> = {
   'POST /auth/forgot-password': 'public',
   'POST /auth/reset-password': 'public',
   'POST /auth/mfa/verify': 'public',
+  'POST /auth/session': 'public',
+  'POST /auth/session/mfa': 'public',
+  'DELETE /auth/session': 'public',
+  'GET /auth/session': 'any',
   'GET /auth/me': 'any',
   'POST /auth/change-password': 'any',
   'POST /auth/mfa/setup': 'any',
@@ -58,6 +62,10 @@ export const ROUTE_ACCESS: Readonly<Record<string, Access>> = {
   'POST /distributions/init': ADMIN,
   // the published repository (read-only files, public so apt and dnf clients need no credentials)
   'GET /repo/*': 'public',
+  // the web interface's files (the data it shows comes from the API, with its own entries)
+  'GET /': 'public',
+  'GET /ui': 'public',
+  'GET /ui/*': 'public',
   // security: views for every role, except the review queue (auditors, maintainers, admins) and
   // /security/packages (maintainers up); changes for maintainers up; the policy for admins;
   // decide per the setting decide_min_role

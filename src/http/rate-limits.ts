@@ -9,9 +9,9 @@ export const PER_IP_LIMITS: ReadonlySet<RateLimitName> = new Set(['login', 'pass
 /** Which limit a route template falls under, if any. */
 export function limitFor(method: string, template: string): RateLimitName | undefined {
   if (method !== 'POST') return undefined;
-  if (template === '/auth/token') return 'login';
+  if (template === '/auth/token' || template === '/auth/session') return 'login';
   if (template === '/auth/forgot-password' || template === '/auth/reset-password') return 'password_reset';
-  if (template === '/auth/mfa/verify') return 'mfa_verify';
+  if (template === '/auth/mfa/verify' || template === '/auth/session/mfa') return 'mfa_verify';
   if (template === '/auth/change-password') return 'change_password';
   if (template === '/upload' || template === '/upload/stream') return 'upload';
   if (template === '/import/fetch') return 'import_fetch';

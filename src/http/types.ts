@@ -5,6 +5,8 @@ import type { RateLimitName } from './rate-limits.js';
 declare module 'fastify' {
   interface FastifyRequest {
     principal: Principal | null;
+    /** The JWT of the session cookie when the cookie, not a header, authenticated the request. */
+    sessionJwt: string | null;
   }
   interface FastifyContextConfig {
     /** Set from ROUTE_ACCESS when the route is registered (src/http/route-guard.ts). */

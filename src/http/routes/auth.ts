@@ -7,7 +7,8 @@ import type { LoginOutcome } from '../../services/auth.js';
 import type { App } from '../types.js';
 import type { AppContext } from '../../services/context.js';
 import { principalOf, requireInteractiveSession } from '../auth-hook.js';
-import { badRequest, HttpError, tooManyRequests, unauthorized, unprocessable } from '../errors.js';
+import { badRequest, HttpError, tooManyRequests, unprocessable } from '../errors.js';
+import { answerLogin } from '../login-answer.js';
 import { requireEnterprise } from '../edition.js';
 import { errorResponses, StatusOut, UserOut } from '../schemas.js';
 import { publicUser } from '../../services/users.js';
@@ -54,25 +55,11 @@ const ROLE_DESCRIPTIONS: Record<(typeof ROLES)[number], string> = {
 };
 
 export async function authRoutes(app: App, ctx: AppContext): Promise<void> {
-  const loginAudit = (request: FastifyRequest, user: string, result: 'SUCCESS' | 'FAILURE', detail: string) =>
-    ctx.audit.record({ action: 'LOGIN', user, result, detail, ip: request.ip });
-
   /** `username` as the lockout counts it (canonical), or the account's own spelling once known. */
-  async function answerLogin(request: FastifyRequest, username: string, outcome: LoginOutcome) {
-    switch (outcome.kind) {
-      case 'locked':
-        await loginAudit(request, username, 'FAILURE', 'account locked after repeated failures');
-        throw tooManyRequests(outcome.retryAfter, 'Too many failed logins; the account is locked for a while', 'account_locked');
-      case 'failed':
-        await loginAudit(request, outcome.user?.username ?? username, 'FAILURE', outcome.reason);
-        if (outcome.reason === 'account_disabled') throw unauthorized('This account is deactivated', 'account_disabled');
-        throw unauthorized('Incorrect username, password or code', 'invalid_credentials');
-      case 'mfa_required':
-        return { access_token: '', token_type: 'bearer', expires_in: 0, mfa_required: true, mfa_token: outcome.mfaToken };
-      case 'token':
-        await loginAudit(request, outcome.user.username, 'SUCCESS', `login via ${outcome.user.source}`);
-        return { access_token: outcome.accessToken, token_type: 'bearer', expires_in: outcome.expiresIn };
-    }
+  async function answerLoginWithToken(request: FastifyRequest, username: string, outcome: LoginOutcome) {
+    const answer = await answerLogin(ctx, request, username, outcome);
+    if (answer.kind === 'mfa_required') return { access_token: '', token_type: 'bearer', expires_in: 0, mfa_required: true, mfa_token: answer.mfaToken };
+    return { access_token: answer.accessToken, token_type: 'bearer', expires_in: answer.expiresIn };
   }
 
   app.post('/auth/token', {
@@ -92,7 +79,7 @@ export async function authRoutes(app: App, ctx: AppContext): Promise<void> {
     },
   }, async (request) => {
     const { username, password, otp } = request.body as { username: string; password: string; otp?: string };
-    return answerLogin(request, canonicalUsername(username), await ctx.auth.login({ username, password, otp, ip: request.ip }));
+    return answerLoginWithToken(request, canonicalUsername(username), await ctx.auth.login({ username, password, otp, ip: request.ip }));
   });
 
   app.post('/auth/mfa/verify', {
@@ -105,7 +92,7 @@ export async function authRoutes(app: App, ctx: AppContext): Promise<void> {
   }, async (request) => {
     requireEnterprise(ctx, 'mfa');
     const { mfa_token, code } = request.body;
-    return answerLogin(request, 'mfa', await ctx.auth.completeMfa(mfa_token, code));
+    return answerLoginWithToken(request, 'mfa', await ctx.auth.completeMfa(mfa_token, code));
   });
 
   app.get('/auth/me', {

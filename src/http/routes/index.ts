@@ -15,6 +15,7 @@ import { importSourceRoutes } from './import-sources.js';
 import { securityRoutes } from './security.js';
 import { securityAdminRoutes } from './security-admin.js';
 import { sbomRoutes } from './sbom.js';
+import { sessionRoutes } from './session.js';
 import { settingsRoutes } from './settings.js';
 import { settingsActionRoutes } from './settings-actions.js';
 import { uploadRoutes } from './upload.js';
@@ -23,6 +24,7 @@ import { userRoutes } from './users.js';
 /** Every resource's routes; registered once per API prefix ('', /api, /api/v1). */
 export async function apiRoutes(app: App, ctx: AppContext): Promise<void> {
   await authRoutes(app, ctx);
+  await sessionRoutes(app, ctx);
   await userRoutes(app, ctx);
   await apiTokenRoutes(app, ctx);
   await auditRoutes(app, ctx);
