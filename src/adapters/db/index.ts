@@ -4,6 +4,7 @@ import SQLite from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, type Migration, type MigrationProvider } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
+import { PromptlyCollectedClient } from './pg-client.js';
 import * as m0001 from './migrations/0001-foundation.js';
 import * as m0002 from './migrations/0002-packages.js';
 import * as m0003 from './migrations/0003-security.js';
@@ -45,7 +46,7 @@ class StaticMigrationProvider implements MigrationProvider {
 /** Opens SQLite (WAL) in dataDir by default, PostgreSQL when the URL says postgres://. */
 export function openDatabase(databaseUrl: string | null, dataDir: string): DatabaseHandle {
   if (databaseUrl && /^postgres(ql)?:\/\//.test(databaseUrl)) {
-    const pool = new pg.Pool({ connectionString: databaseUrl, max: 10 });
+    const pool = new pg.Pool({ connectionString: databaseUrl, max: 10, Client: PromptlyCollectedClient });
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     return { db, dialect: 'postgres', close: () => db.destroy() };
   }
