@@ -13,12 +13,15 @@ function bearerOf(request: FastifyRequest): string | null {
   return match ? match[1]! : null;
 }
 
+/** Whether the role may decide on reviews: admin, or maintainer too when the setting says so. */
+export async function mayDecide(role: Role, ctx: AppContext): Promise<boolean> {
+  if (role === 'admin') return true;
+  return role === 'maintainer' && (await ctx.settings.get('decide_min_role')) === 'maintainer';
+}
+
 async function allowed(access: Access, role: Role, ctx: AppContext): Promise<boolean> {
   if (access === 'public' || access === 'any') return true;
-  if (access === 'decider') {
-    if (role === 'admin') return true;
-    return role === 'maintainer' && (await ctx.settings.get('decide_min_role')) === 'maintainer';
-  }
+  if (access === 'decider') return mayDecide(role, ctx);
   return access.includes(role);
 }
 

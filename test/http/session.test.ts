@@ -52,6 +52,8 @@ for (const backend of backends()) {
       assert.equal(session.statusCode, 200);
       assert.equal(session.json().csrf_token, csrf);
       assert.equal(session.json().user.username, 'browser');
+      assert.equal(session.json().role, 'uploader');
+      assert.equal(session.json().can_decide, false);
       const none = await t.app.inject({ method: 'GET', url: '/auth/session' });
       assert.equal(none.statusCode, 401);
     });

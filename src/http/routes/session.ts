@@ -8,7 +8,7 @@ import { canonicalUsername } from '../../domain/usernames.js';
 import type { LoginOutcome } from '../../services/auth.js';
 import type { AppContext } from '../../services/context.js';
 import { publicUser } from '../../services/users.js';
-import { principalOf } from '../auth-hook.js';
+import { mayDecide, principalOf } from '../auth-hook.js';
 import { requireEnterprise } from '../edition.js';
 import { answerLogin } from '../login-answer.js';
 import { errorResponses, StatusOut, UserOut } from '../schemas.js';
@@ -69,12 +69,27 @@ export async function sessionRoutes(app: App, ctx: AppContext): Promise<void> {
     schema: {
       tags: ['auth'],
       summary: 'The session in force: the account, and the CSRF token when the cookie authenticated the call',
-      response: { 200: Type.Object({ user: UserOut, csrf_token: Type.Union([Type.String(), Type.Null()]) }), ...errorResponses },
+      response: {
+        200: Type.Object({
+          user: UserOut,
+          /** The role in force for this session (an API token's may be narrower than its owner's). */
+          role: Type.String(),
+          csrf_token: Type.Union([Type.String(), Type.Null()]),
+          /** Whether this session may decide on reviews (it depends on the setting decide_min_role). */
+          can_decide: Type.Boolean(),
+        }),
+        ...errorResponses,
+      },
     },
-  }, async (request) => ({
-    user: publicUser(principalOf(request).user),
-    csrf_token: request.sessionJwt ? csrfTokenFor(ctx.config.jwtSecret, request.sessionJwt) : null,
-  }));
+  }, async (request) => {
+    const principal = principalOf(request);
+    return {
+      user: publicUser(principal.user),
+      role: principal.role,
+      csrf_token: request.sessionJwt ? csrfTokenFor(ctx.config.jwtSecret, request.sessionJwt) : null,
+      can_decide: await mayDecide(principal.role, ctx),
+    };
+  });
 
   // Public: clearing a cookie needs no proof, and an expired session must still be able to leave.
   app.delete('/auth/session', {

@@ -1,0 +1,86 @@
+import { useQuery } from '@tanstack/react-query';
+import { Link } from 'react-router';
+import { api } from '../api';
+import { ErrorNotice, label, Loading, StatusBadge, when } from '../components/bits';
+import { SEVERITIES, type AuditEntry, type Severity } from '../types';
+
+interface Summary {
+  packages_total: number;
+  pending_reviews: number;
+  findings: Record<Severity, number>;
+  findings_total: number;
+  recent_activity: AuditEntry[];
+}
+interface History {
+  history: Array<{ day: string; uploads: number; publications: number }>;
+}
+
+/** Uploads per day as bars; a table says the same for screen readers. */
+function UploadsChart({ history }: { history: History['history'] }) {
+  const max = Math.max(1, ...history.map((d) => d.uploads));
+  const width = 14;
+  const height = 80;
+  return (
+    <figure className="chart">
+      <svg viewBox={`0 0 ${history.length * width} ${height + 2}`} role="img" aria-label={`Uploads per day over the last ${history.length} days`} preserveAspectRatio="none">
+        {history.map((d, i) => {
+          const h = Math.round((d.uploads / max) * height);
+          return <rect key={d.day} x={i * width + 2} y={height - h} width={width - 4} height={Math.max(h, 1)} className={d.uploads ? 'bar' : 'bar empty'}><title>{`${d.day}: ${d.uploads}`}</title></rect>;
+        })}
+      </svg>
+      <figcaption className="muted">Uploads per day, {history[0]?.day} to {history.at(-1)?.day}: {history.reduce((s, d) => s + d.uploads, 0)} in all</figcaption>
+    </figure>
+  );
+}
+
+export function DashboardPage() {
+  const summary = useQuery({ queryKey: ['dashboard', 'summary'], queryFn: () => api<Summary>('GET', '/dashboard/summary'), refetchInterval: 30_000 });
+  const history = useQuery({ queryKey: ['dashboard', 'history'], queryFn: () => api<History>('GET', '/dashboard/history?days=30') });
+  if (summary.isPending) return <Loading what="the dashboard" />;
+  if (summary.error) return <ErrorNotice error={summary.error} />;
+  const s = summary.data;
+  return (
+    <>
+      <h1>Dashboard</h1>
+      <section className="cards" aria-label="Counts">
+        <div className="card"><span className="number">{s.packages_total}</span><span>packages</span></div>
+        <div className="card"><span className="number">{s.pending_reviews}</span><span><Link to="/review">pending reviews</Link></span></div>
+        <div className="card"><span className="number">{s.findings_total}</span><span>CVE findings</span></div>
+      </section>
+      <div className="columns">
+        <section aria-labelledby="by-severity">
+          <h2 id="by-severity">Findings by severity</h2>
+          <table>
+            <thead><tr><th scope="col">Severity</th><th scope="col" className="num">Findings</th></tr></thead>
+            <tbody>
+              {SEVERITIES.map((sev) => (
+                <tr key={sev}><td><span className={`badge sev-${sev}`}>{sev}</span></td><td className="num">{s.findings[sev]}</td></tr>
+              ))}
+            </tbody>
+          </table>
+        </section>
+        <section aria-labelledby="uploads">
+          <h2 id="uploads">Uploads</h2>
+          {history.data ? <UploadsChart history={history.data.history} /> : <ErrorNotice error={history.error} />}
+        </section>
+      </div>
+      <section aria-labelledby="activity">
+        <h2 id="activity">Recent activity</h2>
+        <table>
+          <thead><tr><th scope="col">When</th><th scope="col">Action</th><th scope="col">User</th><th scope="col">Package</th><th scope="col">Result</th></tr></thead>
+          <tbody>
+            {s.recent_activity.map((e) => (
+              <tr key={e.seq}>
+                <td>{when(e.timestamp)}</td>
+                <td>{label(e.action)}</td>
+                <td>{e.user ?? '–'}</td>
+                <td>{e.package ? <Link to={`/packages/${encodeURIComponent(e.package)}`}>{e.package} {e.version}</Link> : '–'}</td>
+                <td><StatusBadge status={e.result} /></td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </section>
+    </>
+  );
+}
