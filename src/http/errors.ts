@@ -1,6 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isDatabaseUnavailable, isOutOfSpace } from '../adapters/db/unavailable.js';
 import { DomainError, type DomainErrorKind } from '../domain/errors.js';
 
 /** An error that already knows its HTTP answer. Body, as for every status >= 400: {detail, code, ...extra}. */
@@ -94,6 +95,14 @@ export function toErrorAnswer(error: unknown): ErrorAnswer {
     default:
       break;
   }
+  // A full disk or an unreachable database is a condition of the server, not a bug in it: the
+  // client may retry later, and what failed was rolled back (nothing half-stored is kept).
+  if (isOutOfSpace(error)) {
+    return { status: 507, body: { detail: 'The server has run out of storage space; nothing was stored', code: 'insufficient_storage' }, headers: {} };
+  }
+  if (isDatabaseUnavailable(error)) {
+    return { status: 503, body: { detail: 'The database is not available; retry later', code: 'database_unavailable' }, headers: { 'Retry-After': '5' } };
+  }
   if (error instanceof SyntaxError) {
     return { status: 400, body: { detail: 'Malformed request body', code: 'malformed_body' }, headers: {} };
   }
@@ -135,6 +144,10 @@ export function installErrorHandlers(app: FastifyInstance): void {
     const answer = toErrorAnswer(error);
     if (answer.status >= 500) request.log.error({ err: error }, 'request failed');
     else request.log.debug({ code: answer.body.code }, 'request refused');
+    // Refused before its body was read to the end (too large, a full disk mid-upload): the rest
+    // of the body would stall the connection, and the client's next request on it would hang
+    // until the keep-alive timeout. Close it once this answer is sent.
+    if (!request.raw.complete) void reply.header('connection', 'close');
     void reply.status(answer.status).headers(answer.headers).send(answer.body);
   });
   app.setNotFoundHandler((request, reply) => {

@@ -20,6 +20,7 @@ export const errorResponses = {
   422: ErrorBody,
   429: ErrorBody,
   503: ErrorBody,
+  507: ErrorBody,
 };
 
 /** Role names accepted in requests: the five roles and the alias `viewer`. */

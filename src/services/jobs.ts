@@ -74,7 +74,7 @@ export class JobScheduler {
     void (async () => {
       for (const job of this.active().filter((j) => j.runAtStart)) await this.execute(job, 'start-up');
       await this.tick();
-    })();
+    })().catch((err: unknown) => this.log.error({ err }, 'scheduler start-up tick failed'));
     this.cron = new Cron('* * * * *', { timezone: 'UTC', protect: true, catch: (err) => this.log.error({ err }, 'scheduler tick failed') }, () => this.tick());
   }
 

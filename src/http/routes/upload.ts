@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import { isOutOfSpace } from '../../adapters/db/unavailable.js';
 import { hashStream, type HashedTempFile } from '../../adapters/storage/hash-stream.js';
 import { findDistribution } from '../../domain/distributions.js';
 import { DomainError } from '../../domain/errors.js';
@@ -17,10 +18,12 @@ const SHA256 = /^[0-9a-fA-F]{64}$/;
 /**
  * The multipart parser fails with plain Errors ("Unexpected end of multipart data", "Malformed
  * part header"): a broken body is the client's fault, a 400, never a 500. Errors that already
- * carry an answer (size limits, domain errors) pass through.
+ * carry an answer (size limits, domain errors) pass through, and so does a full disk while the
+ * file is written (the server's condition, not the client's fault).
  */
 function asClientError(error: unknown): unknown {
   if (error instanceof HttpError || error instanceof DomainError) return error;
+  if (isOutOfSpace(error)) return error;
   const e = error as { code?: unknown; statusCode?: unknown; message?: unknown };
   if (typeof e?.code === 'string' && e.code.startsWith('FST_')) return error;
   if (typeof e?.statusCode === 'number' && e.statusCode < 500) return error;
@@ -30,6 +33,8 @@ function asClientError(error: unknown): unknown {
 interface ParsedUpload {
   file: HashedTempFile;
   distribution: string;
+  /** APT component (default: the distribution's first). */
+  component: string | null;
   sha256: string | null;
 }
 
@@ -71,7 +76,7 @@ async function readUploadForm(request: FastifyRequest, ctx: AppContext): Promise
     await ctx.repo.files.discard(file!.path);
     throw new DomainError('invalid', 'unknown_distribution', `Unknown distribution ${fields.distribution}`);
   }
-  return { file: file!, distribution: fields.distribution!, sha256: fields.sha256 ?? null };
+  return { file: file!, distribution: fields.distribution!, component: fields.component || null, sha256: fields.sha256 ?? null };
 }
 
 function sse(reply: FastifyReply, event: string, data: unknown): void {
@@ -83,7 +88,7 @@ export async function uploadRoutes(app: App, ctx: AppContext): Promise<void> {
     const principal = principalOf(request);
     const form = await readUploadForm(request, ctx);
     return ctx.repo.uploads.upload(
-      { distribution: form.distribution, file: form.file, claimedSha256: form.sha256, user: principal.user.username, ip: request.ip },
+      { distribution: form.distribution, component: form.component, file: form.file, claimedSha256: form.sha256, user: principal.user.username, ip: request.ip },
       observer,
     );
   };
@@ -91,7 +96,7 @@ export async function uploadRoutes(app: App, ctx: AppContext): Promise<void> {
   app.post('/upload', {
     schema: {
       tags: ['upload'],
-      summary: 'Upload a .deb or .rpm (multipart: file, distribution, optional sha256) through the validation pipeline',
+      summary: 'Upload a .deb or .rpm (multipart: file, distribution, optional component and sha256) through the validation pipeline',
       consumes: ['multipart/form-data'],
       response: { ...errorResponses, 200: UploadResultSchema, 201: UploadResultSchema, 422: Type.Union([UploadResultSchema, ErrorBody]) },
     },
@@ -118,7 +123,7 @@ export async function uploadRoutes(app: App, ctx: AppContext): Promise<void> {
     };
     try {
       const answer = await ctx.repo.uploads.upload(
-        { distribution: form.distribution, file: form.file, claimedSha256: form.sha256, user: principal.user.username, ip: request.ip },
+        { distribution: form.distribution, component: form.component, file: form.file, claimedSha256: form.sha256, user: principal.user.username, ip: request.ip },
         observer,
       );
       sse(reply, 'result', { http_status: answer.httpStatus, ...answer.body });
