@@ -1,5 +1,6 @@
 import { createContext, useContext, type ReactNode } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useNavigate } from 'react-router';
 import { api, ApiError, setCsrfToken } from './api';
 import type { Session, User } from './types';
 
@@ -30,12 +31,16 @@ async function readSession(): Promise<Session | null> {
 
 export function SessionProvider({ children }: { children: ReactNode }) {
   const client = useQueryClient();
+  const navigate = useNavigate();
   const { data, isPending } = useQuery({ queryKey: SESSION_KEY, queryFn: readSession, staleTime: 60_000 });
   const logout = async () => {
     await api('DELETE', '/auth/session').catch(() => undefined);
     setCsrfToken(null);
-    client.clear();
     client.setQueryData(SESSION_KEY, null);
+    // What the last account saw is not for the next one.
+    client.removeQueries({ predicate: (q) => q.queryKey[0] !== SESSION_KEY[0] });
+    // The next login starts from the dashboard, not from the page the last account left open.
+    await navigate('/');
   };
   return <SessionContext.Provider value={{ session: data ?? null, loading: isPending, logout }}>{children}</SessionContext.Provider>;
 }

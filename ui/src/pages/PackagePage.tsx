@@ -21,7 +21,7 @@ function InstallCommands({ name }: { name: string }) {
   const text = [...(install.data.repo_file ? [install.data.repo_file] : []), ...install.data.commands].join('\n');
   return (
     <div className="code-block">
-      <pre><code>{text}</code></pre>
+      <pre tabIndex={0}><code>{text}</code></pre>
       <CopyButton text={text} what="install commands" />
     </div>
   );

@@ -67,7 +67,7 @@ export function TokensPage() {
           <h2 id="token-once">Token {created.name}: copy it now</h2>
           <p>{created.message}</p>
           <div className="code-block">
-            <pre><code data-testid="new-token">{created.token}</code></pre>
+            <pre tabIndex={0}><code data-testid="new-token">{created.token}</code></pre>
             <CopyButton text={created.token} what="the token" />
           </div>
           <button type="button" className="secondary small" onClick={() => setCreated(null)}>I have stored it</button>

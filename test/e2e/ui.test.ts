@@ -1,0 +1,300 @@
+/**
+ * The web interface in a real browser (Debian's chromium driven by playwright-core) against the
+ * real service in its own process: log in, upload and watch the pipeline, decide on a held
+ * package, manage users and tokens, and what a reader is not offered. axe-core checks the main
+ * pages in the same run; screenshots of them go to UI_SCREENSHOTS_DIR (docs/screenshots to
+ * refresh the README's), else to a temporary folder.
+ */
+import assert from 'node:assert/strict';
+import { execFile, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, readdir } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { after, before, describe, it } from 'node:test';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { buildDeb } from '../../harness/debs.js';
+import { freePort } from '../../harness/net.js';
+import { loginAsInitialAdmin, spawnService, waitUntilReady } from '../../harness/service.js';
+import { makeTempDir } from '../helpers/tmp.js';
+import { startFeedServer, writeEpss, writeKev, writeOsvFeed, type FeedServer } from '../security/support.js';
+
+const root = new URL('../..', import.meta.url).pathname;
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const AXE = join(root, 'node_modules', 'axe-core', 'axe.min.js');
+const READER_PASSWORD = 'Reader-pass1';
+
+interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: Array<{ target: string[] }>;
+}
+
+/** Serious and critical accessibility violations of the page as it stands, per axe-core. */
+async function seriousViolations(page: Page): Promise<string[]> {
+  if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ path: AXE });
+  const violations = await page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run: (ctx: Document, opts: object) => Promise<{ violations: AxeViolation[] }> } }).axe;
+    return (await axe.run(document, { resultTypes: ['violations'] })).violations;
+  });
+  return violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')}`);
+}
+
+describe('web interface in a real browser', { skip: !existsSync(CHROMIUM) && `no browser at ${CHROMIUM} (.ci/run installs Debian's chromium)` }, () => {
+  let tmp: { dir: string; cleanup: () => Promise<void> };
+  let feeds: FeedServer;
+  let service: ChildProcess;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  let base: string;
+  let adminPassword: string;
+  let screenshots: string;
+  const debs: Record<string, string> = {};
+  const accessibility: Record<string, string[]> = {};
+
+  const shoot = async (name: string) => {
+    await page.screenshot({ path: join(screenshots, `${name}.png`), fullPage: false });
+  };
+  const checkAccessibility = async (name: string) => {
+    accessibility[name] = await seriousViolations(page);
+    assert.deepEqual(accessibility[name], [], `${name}: serious or critical accessibility violations`);
+  };
+  /** Waits for the page's main heading; on a timeout the error says what the page showed instead. */
+  const heading = (text: string | RegExp) => ({
+    waitFor: () =>
+      page.getByRole('heading', { level: 1, name: text }).waitFor().catch(async (error: Error) => {
+        throw new Error(`${error.message}\nthe page at ${page.url()} shows:\n${await page.locator('body').innerText().catch(() => '?')}`);
+      }),
+  });
+  const nav = (text: string) => page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: text, exact: true });
+
+  before(async () => {
+    if (!existsSync(join(root, 'ui', 'dist', 'index.html'))) {
+      await promisify(execFile)('npm', ['run', 'build', '-w', 'ui'], { cwd: root });
+    }
+    tmp = await makeTempDir('tollgate-ui-e2e-');
+    screenshots = process.env.UI_SCREENSHOTS_DIR ? resolve(root, process.env.UI_SCREENSHOTS_DIR) : join(tmp.dir, 'screenshots');
+    await mkdir(screenshots, { recursive: true });
+    await writeOsvFeed(join(tmp.dir, 'osv.json'), [
+      { id: 'DSA-9101-1', ecosystem: 'Debian:12', pkg: 'ui-vulnerable', cves: ['CVE-2026-9101'], fixed: '1.0-2', severity: 'critical' },
+      { id: 'DSA-9102-1', ecosystem: 'Debian:12', pkg: 'ui-vulnerable', cves: ['CVE-2026-9102'], severity: 'medium' },
+    ]);
+    await writeEpss(join(tmp.dir, 'epss.csv.gz'), { 'CVE-2026-9101': 0.42, 'CVE-2026-9102': 0.003 });
+    await writeKev(join(tmp.dir, 'kev.json'), ['CVE-2026-9101']);
+    feeds = await startFeedServer(tmp.dir);
+
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    const dataDir = join(tmp.dir, 'data');
+    service = spawnService(dataDir, port);
+    await waitUntilReady(base, 'the service', 120_000);
+    adminPassword = (await import('node:fs')).readFileSync(join(dataDir, 'initial-admin-password'), 'utf8').trim();
+    const admin = await loginAsInitialAdmin(base, dataDir);
+    const api = async (method: string, path: string, body?: unknown) => {
+      const res = await fetch(`${base}${path}`, { method, headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' }, body: JSON.stringify(body ?? {}) });
+      assert.ok(res.status < 300, `${method} ${path}: ${res.status} ${await res.text()}`);
+    };
+    await api('PATCH', '/settings/', {
+      vuln_feeds: [{ name: 'test', url: feeds.url('osv.json'), format: 'osv' }],
+      epss_url: feeds.url('epss.csv.gz'),
+      kev_url: feeds.url('kev.json'),
+    });
+    await api('POST', '/import/sync-security');
+    debs.clean = await buildDeb(tmp.dir, { name: 'ui-clean', version: '1.0-1' });
+    debs.vulnerable = await buildDeb(tmp.dir, { name: 'ui-vulnerable', version: '1.0-1' });
+
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+    // A laptop screen. The service's CSP allows only the interface's own scripts; axe-core is
+    // injected by the test, so the page's CSP is bypassed for it alone.
+    context = await browser.newContext({ viewport: { width: 1366, height: 768 }, bypassCSP: true });
+    page = await context.newPage();
+    page.setDefaultTimeout(20_000);
+  });
+
+  after(async () => {
+    await browser?.close();
+    service?.kill('SIGTERM');
+    await feeds?.close();
+    await tmp?.cleanup();
+  });
+
+  it('sends a browser at / to the login page, logs in, and keeps the session over a reload without exposing it to scripts', async () => {
+    const answer = await page.goto(`${base}/`);
+    assert.equal(new URL(page.url()).pathname, '/ui/');
+    assert.equal(answer?.status(), 200);
+    await page.getByLabel('Username').fill('admin');
+    await page.getByLabel('Password').fill('wrong-password');
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.getByRole('alert').filter({ hasText: 'Incorrect username' }).waitFor();
+    await checkAccessibility('login');
+    await shoot('login');
+    await page.getByLabel('Password').fill(adminPassword);
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await heading('Dashboard').waitFor();
+
+    await page.reload();
+    await heading('Dashboard').waitFor();
+    assert.equal(await page.evaluate(() => document.cookie), '', 'the session cookie is httpOnly');
+    assert.equal(await page.evaluate(() => window.localStorage.length + window.sessionStorage.length), 0);
+    const cookies = await context.cookies();
+    const session = cookies.find((c) => c.name === 'tollgate_session');
+    assert.ok(session?.httpOnly && session.sameSite === 'Strict');
+
+    // A change made with the cookie alone, as another page's script would, is refused.
+    const forged = await page.evaluate(async () => {
+      const res = await fetch('/auth/api-tokens', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'forged', role: 'reader' }) });
+      return { status: res.status, code: ((await res.json()) as { code: string }).code };
+    });
+    assert.deepEqual(forged, { status: 403, code: 'csrf_token_invalid' });
+  });
+
+  it('uploads a package with drag and drop input and shows each pipeline step as it runs', async () => {
+    await nav('Upload').click();
+    await heading('Upload a package').waitFor();
+    await checkAccessibility('upload-empty');
+    // Record the pipeline list each time the page changes it, to see the progress arrive live.
+    await page.evaluate(() => {
+      const snapshots: string[][] = [];
+      (window as unknown as { snapshots: string[][] }).snapshots = snapshots;
+      new MutationObserver(() => {
+        const states = [...document.querySelectorAll('li[data-step]')].map((li) => `${li.getAttribute('data-step')}:${li.getAttribute('data-state')}`);
+        if (states.length && states.join() !== snapshots.at(-1)?.join()) snapshots.push(states);
+      }).observe(document.body, { subtree: true, childList: true, attributes: true });
+    });
+    await page.locator('#upload-file').setInputFiles(debs.clean!);
+    await page.getByLabel('Distribution').selectOption('bookworm');
+    await page.getByRole('button', { name: 'Upload', exact: true }).click();
+    await page.getByRole('heading', { name: /Result:/ }).filter({ hasText: 'published' }).waitFor();
+    const snapshots = await page.evaluate(() => (window as unknown as { snapshots: string[][] }).snapshots);
+    const steps = ['format', 'provenance', 'antivirus', 'cve', 'signature', 'dependencies'];
+    assert.deepEqual(snapshots[0], steps.map((s) => `${s}:waiting`), 'the steps are listed before the first one runs');
+    assert.deepEqual(snapshots.at(-1), steps.map((s) => `${s}:finished`));
+    const partial = snapshots.filter((list) => list.some((s) => s.endsWith(':finished')) && list.some((s) => !s.endsWith(':finished')));
+    assert.ok(partial.length > 0, `the page showed the pipeline part way through: ${JSON.stringify(snapshots)}`);
+    for (const list of snapshots) {
+      // A step is never shown finished after one that is still waiting: they run in order.
+      const firstUnfinished = list.findIndex((s) => !s.endsWith(':finished'));
+      if (firstUnfinished !== -1) assert.ok(list.slice(firstUnfinished + 1).every((s) => s.endsWith(':waiting') || s.endsWith(':started')), JSON.stringify(list));
+    }
+    await checkAccessibility('upload');
+    await shoot('upload');
+  });
+
+  it('holds a vulnerable package for review; accepting the risk with a justification publishes it', async () => {
+    await page.locator('#upload-file').setInputFiles(debs.vulnerable!);
+    await page.getByRole('button', { name: 'Upload', exact: true }).click();
+    await page.getByRole('heading', { name: /Result:/ }).filter({ hasText: 'pending review' }).waitFor();
+
+    await nav('Review queue').click();
+    await heading('Review queue').waitFor();
+    const row = page.getByRole('row').filter({ hasText: 'ui-vulnerable' });
+    await row.waitFor();
+    assert.match(await row.innerText(), /KEV/);
+    assert.match(await row.innerText(), /42\.0%/);
+    await checkAccessibility('review-queue');
+    await shoot('review-queue');
+
+    await row.getByRole('button', { name: /Decide on ui-vulnerable/ }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByRole('button', { name: 'Record decision' }).click();
+    await dialog.getByText('A justification is required').waitFor();
+    await dialog.getByLabel(/Exception/).check();
+    await dialog.getByLabel(/Justification/).fill('Only reachable through the admin CLI; vendor fix scheduled for next sprint');
+    await dialog.getByRole('button', { name: 'Record decision' }).click();
+    await dialog.getByText('An exception needs an expiry').waitFor();
+    await checkAccessibility('decide-dialog');
+    await shoot('decide-dialog');
+    await dialog.getByLabel(/Accept the risk/).check();
+    await dialog.getByRole('button', { name: 'Record decision' }).click();
+    await page.getByText('Nothing awaits review.').waitFor();
+
+    await page.goto(`${base}/ui/packages/ui-vulnerable`);
+    await heading(/ui-vulnerable/).waitFor();
+    const versions = page.getByRole('region', { name: 'Versions' });
+    await versions.getByText('accepted risk').waitFor();
+    await page.getByRole('region', { name: 'Decision history' }).getByText(/accept_risk/).waitFor();
+    await page.getByRole('region', { name: 'Findings' }).getByText('CVE-2026-9101').waitFor();
+    await page.getByRole('region', { name: 'Install' }).getByText(/apt/).first().waitFor();
+    await checkAccessibility('package');
+    await shoot('package');
+
+    // Published: the signed index lists it.
+    const packages = await fetch(`${base}/repo/apt/dists/bookworm/main/binary-amd64/Packages`);
+    assert.equal(packages.status, 200);
+    assert.match(await packages.text(), /^Package: ui-vulnerable$/m);
+
+    await nav('Dashboard').click();
+    await heading('Dashboard').waitFor();
+    await page.getByRole('img', { name: /Uploads per day/ }).waitFor();
+    await checkAccessibility('dashboard');
+    await shoot('dashboard');
+    await nav('Packages').click();
+    await page.getByRole('link', { name: 'ui-clean' }).waitFor();
+    await checkAccessibility('packages');
+    await shoot('packages');
+  });
+
+  it('creates a user and an API token shown once', async () => {
+    await nav('Users').click();
+    await heading('Users').waitFor();
+    await page.getByLabel('Username').fill('ui-reader');
+    await page.getByLabel('Full name').fill('Rita Reader');
+    await page.getByLabel('Role').selectOption('reader');
+    await page.getByLabel('Initial password').fill(READER_PASSWORD);
+    await page.getByRole('button', { name: 'Create user' }).click();
+    await page.getByRole('row').filter({ hasText: 'Rita Reader' }).waitFor();
+    await checkAccessibility('users');
+    await shoot('users');
+
+    await nav('API tokens').click();
+    await heading('API tokens').waitFor();
+    await page.getByLabel('Name').fill('ci-pipeline');
+    await page.getByLabel('Role').selectOption('uploader');
+    await page.getByRole('button', { name: 'Create token' }).click();
+    const shown = page.getByTestId('new-token');
+    await shown.waitFor();
+    const token = (await shown.innerText()).trim();
+    assert.match(token, /^tg_/);
+    const me = await fetch(`${base}/auth/me`, { headers: { authorization: `Bearer ${token}` } });
+    assert.equal(me.status, 200, 'the token shown works');
+    await page.getByRole('row').filter({ hasText: 'ci-pipeline' }).waitFor();
+    await checkAccessibility('tokens');
+    await shoot('tokens');
+    await page.reload();
+    await page.getByRole('row').filter({ hasText: 'ci-pipeline' }).waitFor();
+    assert.equal(await page.getByText(token).count(), 0, 'the token is shown once only');
+  });
+
+  it('offers a reader no upload or decide action', async () => {
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await page.getByRole('button', { name: 'Log in' }).waitFor();
+    assert.equal((await context.cookies()).find((c) => c.name === 'tollgate_session'), undefined, 'the cookie is gone');
+    await page.getByLabel('Username').fill('ui-reader');
+    await page.getByLabel('Password').fill(READER_PASSWORD);
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await heading('Dashboard').waitFor();
+    const links = await page.getByRole('navigation', { name: 'Main' }).getByRole('link').allInnerTexts();
+    assert.deepEqual(links, ['Dashboard', 'Packages', 'Distributions']);
+    await page.goto(`${base}/ui/upload`);
+    await page.getByText('does not give access').waitFor();
+    assert.equal(await page.locator('#upload-file').count(), 0);
+    await page.goto(`${base}/ui/packages/ui-vulnerable`);
+    await heading(/ui-vulnerable/).waitFor();
+    assert.equal(await page.getByRole('button', { name: /Decide/ }).count(), 0);
+    assert.equal(await page.getByRole('region', { name: 'Decision history' }).count(), 0);
+    await page.goto(`${base}/ui/review`);
+    await page.getByText('does not give access').waitFor();
+    assert.equal(await page.getByRole('button', { name: /Decide/ }).count(), 0);
+  });
+
+  it('keeps the screenshots small', async () => {
+    const { statSync } = await import('node:fs');
+    const files = (await readdir(screenshots)).filter((f) => f.endsWith('.png'));
+    assert.ok(files.length >= 9, files.join(' '));
+    for (const file of files) assert.ok(statSync(join(screenshots, file)).size < 400_000, `${file} is over 400 kB`);
+  });
+});
