@@ -91,6 +91,19 @@ describe('OSV zip feed', () => {
     await rejectsWith(collect(readOsvFeed(total, { maxTotalBytes: 600 })), 'feed_too_large');
   });
 
+  it('rejects a zip whose entry list is damaged as feed_malformed (found by fuzz/targets/osv-feed)', async () => {
+    // yauzl reported these as a plain Error ("unexpected EOF"), which escaped the feed reader.
+    const kept = join(import.meta.dirname, '../../../fuzz/corpus/osv-feed/finding-zip-entry-list-cut.zip');
+    await rejectsWith(collect(readOsvFeed(kept)), 'feed_malformed');
+    const entries: Record<string, Uint8Array> = {};
+    for (const f of osvFiles.slice(0, 3)) entries[f] = readFileSync(join(OSV_DIR, f));
+    const whole = Buffer.from(zipSync(entries, { level: 0 }));
+    // The central directory's end record survives; the entries it points at moved.
+    const cut = join(dir, 'cut.zip');
+    writeFileSync(cut, Buffer.concat([whole.subarray(0, whole.length - 400), whole.subarray(whole.length - 22)]));
+    await rejectsWith(collect(readOsvFeed(cut)), 'feed_malformed');
+  });
+
   it('rejects a file that is not a zip, JSON array or object', async () => {
     const path = join(dir, 'garbage.bin');
     writeFileSync(path, 'PK\u0003\u0004 not really a zip');

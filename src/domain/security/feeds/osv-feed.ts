@@ -142,9 +142,10 @@ async function* zipEntries(zip: yauzl.ZipFile): AsyncGenerator<yauzl.Entry> {
   let failure: Error | null = null;
   zip.on('entry', (entry: yauzl.Entry) => waiter?.resolve(entry));
   zip.on('end', () => waiter?.resolve(null));
+  // yauzl reports a damaged archive (a truncated entry list, a bad offset) as a plain Error.
   zip.on('error', (err: Error) => {
-    failure = err;
-    waiter?.reject(err);
+    failure = feedMalformed('feed_malformed', `not a readable zip: ${err.message}`);
+    waiter?.reject(failure);
   });
   for (;;) {
     if (failure) throw failure;
