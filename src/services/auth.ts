@@ -87,16 +87,18 @@ export class AuthService {
   }
 
   private async verifyJwt(token: string, typ: 'access' | 'mfa'): Promise<UserRow | null> {
+    let payload;
     try {
       // jose checks exp only when present: a token without one would never expire.
-      const { payload } = await jwtVerify(token, this.key, { algorithms: ['HS256'], requiredClaims: ['exp', 'iat'] });
-      if (payload.typ !== typ || typeof payload.sub !== 'string') return null;
-      const user = await this.users.byId(payload.sub);
-      if (!user || payload.ver !== user.token_version) return null;
-      return user;
+      ({ payload } = await jwtVerify(token, this.key, { algorithms: ['HS256'], requiredClaims: ['exp', 'iat'] }));
     } catch {
       return null;
     }
+    if (payload.typ !== typ || typeof payload.sub !== 'string') return null;
+    // Outside the try: a database that cannot answer is a 503, not an invalid token.
+    const user = await this.users.byId(payload.sub);
+    if (!user || payload.ver !== user.token_version) return null;
+    return user;
   }
 
   /**
