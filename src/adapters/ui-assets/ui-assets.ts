@@ -6,8 +6,8 @@ import { gzipSync } from 'node:zlib';
 /** One file of the built web interface, held in memory with what its answer needs. */
 export interface UiAsset {
   bytes: Buffer;
-  /** The gzip form when it is smaller by enough to matter, else null. */
-  gzipped: Buffer | null;
+  /** The gzip form when it is smaller by enough to matter, else null; made at the first request for it. */
+  readonly gzipped: Buffer | null;
   contentType: string;
   etag: string;
 }
@@ -64,10 +64,17 @@ export function loadUiAssets(dir: string): UiAssets {
       total += bytes.length;
       if (total > MAX_TOTAL_BYTES) throw new Error(`the web interface folder ${dir} holds more than ${MAX_TOTAL_BYTES} bytes`);
       const ext = extname(path).toLowerCase();
-      const gzip = COMPRESSIBLE.has(ext) && bytes.length > 1024 ? gzipSync(bytes, { level: 9 }) : null;
+      // Compressed on first use, not here: level 9 over the bundle costs ~50 ms the start-up need not pay.
+      let gzipped: Buffer | null | undefined = COMPRESSIBLE.has(ext) && bytes.length > 1024 ? undefined : null;
       assets.set(path, {
         bytes,
-        gzipped: gzip && gzip.length < bytes.length * 0.9 ? gzip : null,
+        get gzipped() {
+          if (gzipped === undefined) {
+            const gzip = gzipSync(bytes, { level: 9 });
+            gzipped = gzip.length < bytes.length * 0.9 ? gzip : null;
+          }
+          return gzipped;
+        },
         contentType: CONTENT_TYPES[ext] ?? 'application/octet-stream',
         etag: `"${createHash('sha256').update(bytes).digest('base64url').slice(0, 27)}"`,
       });
