@@ -36,6 +36,17 @@ export const RATIO_FLOOR_BYTES = 64 * 1024;
  */
 const ZSTD_MAX_WINDOW_BYTES = 1 << 25;
 
+/**
+ * fzstd shifts its whole window after every block (a copy of the window's size), so a stream of
+ * tiny blocks under a large window costs window x blocks: 4 KB of one-byte blocks under a 32 MiB
+ * window took 10 s. A block may only start while the copying so far stays within this factor of
+ * the output (of the floor, at the start), which stops such a stream after ~128 MiB of copying.
+ * The factor leaves room for real encoders: zstd -19 splits blocks down to ~14 KiB of output,
+ * ~2,300 copied bytes per output byte under a 32 MiB window (--long=25).
+ */
+const ZSTD_COPY_FACTOR = 4096;
+const ZSTD_COPY_FLOOR_BYTES = 32 * 1024;
+
 /** Input slice sizes: the most output one slice can produce before the consumer is consulted. */
 const SLICE_BYTES: Record<Exclude<Compression, 'none'>, number> = {
   gzip: 16 * 1024, // deflate expands at most ~1032x: <= 16 MiB per slice
@@ -260,27 +271,47 @@ class StreamEngine implements DecoderEngine {
 
 /**
  * fzstd's streaming decoder, behind a frame-header guard: fzstd allocates (and copies) a
- * window as large as the frame header asks for, so absurd windows are refused before it sees them.
+ * window as large as the frame header asks for, so absurd windows are refused before it sees
+ * them; and the decoder is fed up to each block header, so every block is paid for (see
+ * ZSTD_COPY_FACTOR) before fzstd can decode it.
  */
 class ZstdEngine implements DecoderEngine {
   private readonly guard = new ZstdFrameGuard();
   private blocked = false;
   private readonly decoder: ZstdStreamDecoder;
+  private produced = 0;
+  private copied = 0;
 
   constructor(private readonly context: EngineContext) {
     this.decoder = new ZstdStreamDecoder((chunk) => {
+      this.produced += chunk.length;
       if (!context.sink(chunk)) this.blocked = true;
     });
   }
 
   async write(chunk: Buffer): Promise<void> {
     for (const slice of slices(chunk, SLICE_BYTES.zstd)) {
-      this.guard.scan(slice);
-      this.decoder.push(slice);
-      if (this.blocked) {
-        this.blocked = false;
-        await this.context.waitForDemand();
+      for (let from = 0; from < slice.length; ) {
+        const to = this.guard.scan(slice, from);
+        if (this.guard.takeBlockStart()) this.chargeBlock();
+        this.decoder.push(slice.subarray(from, to));
+        from = to;
+        if (this.blocked) {
+          this.blocked = false;
+          await this.context.waitForDemand();
+        }
       }
+    }
+  }
+
+  /** Counts the window copy the coming block will cost; refuses a stream of tiny blocks. */
+  private chargeBlock(): void {
+    this.copied += this.guard.windowBytes();
+    if (this.copied > ZSTD_COPY_FACTOR * Math.max(this.produced, ZSTD_COPY_FLOOR_BYTES)) {
+      throw new PackageFormatError(
+        'decompression_bomb',
+        `zstd blocks too small for their ${this.guard.windowBytes()}-byte window (${this.produced} bytes out so far)`,
+      );
     }
   }
 
@@ -302,13 +333,28 @@ class ZstdFrameGuard {
   private state: 'magic' | 'frame_header' | 'block_header' | 'skippable_size' = 'magic';
   private checksumAfterFrame = 0;
   private frames = 0;
+  private window = 0;
+  private blockStart = false;
 
   sawFrame(): boolean {
     return this.frames > 0;
   }
 
-  scan(bytes: Uint8Array): void {
-    let i = 0;
+  /** The window of the current frame: what the decoder copies after each of its blocks. */
+  windowBytes(): number {
+    return this.window;
+  }
+
+  /** Whether the last scan stopped on a block header (and clears it). */
+  takeBlockStart(): boolean {
+    const seen = this.blockStart;
+    this.blockStart = false;
+    return seen;
+  }
+
+  /** Scans `bytes` from `from`; stops just after a block header, answering where it stopped. */
+  scan(bytes: Uint8Array, from = 0): number {
+    let i = from;
     while (i < bytes.length) {
       if (this.skip > 0) {
         const n = Math.min(this.skip, bytes.length - i);
@@ -319,7 +365,9 @@ class ZstdFrameGuard {
       this.header.push(bytes[i] ?? 0);
       i += 1;
       this.advance();
+      if (this.blockStart) return i;
     }
+    return i;
   }
 
   private advance(): void {
@@ -349,6 +397,7 @@ class ZstdFrameGuard {
       const type = (raw >> 1) & 3;
       const size = raw >>> 3;
       if (type === 3) throw new PackageFormatError('decompression_failed', 'reserved zstd block type');
+      this.blockStart = true;
       this.skip = type === 1 ? 1 : size;
       if (last) {
         this.skip += this.checksumAfterFrame;
@@ -374,6 +423,7 @@ class ZstdFrameGuard {
       if (contentSize > ZSTD_MAX_WINDOW_BYTES) {
         throw new PackageFormatError('decompression_bomb', `zstd frame declares a ${contentSize}-byte window`);
       }
+      this.window = contentSize;
       return;
     }
     const windowDescriptor = h[5]!;
@@ -382,6 +432,7 @@ class ZstdFrameGuard {
     if (window > ZSTD_MAX_WINDOW_BYTES) {
       throw new PackageFormatError('decompression_bomb', `zstd frame asks for a ${window}-byte window`);
     }
+    this.window = window;
   }
 }
 

@@ -209,4 +209,34 @@ describe('zstd frame guard', () => {
     ]);
     await assert.rejects(decompressToBuffer('zstd', frame, GENEROUS), isFormatError('decompression_bomb'));
   });
+
+  /** One frame of `blocks` raw one-byte blocks under a window of 2^(10 + exponent) bytes. */
+  function tinyBlocks(blocks: number, exponent: number): Buffer {
+    const parts = [Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0x00, exponent << 3])];
+    for (let i = 0; i < blocks; i += 1) parts.push(Buffer.from([(1 << 3) | (i === blocks - 1 ? 1 : 0), 0, 0, 0x41]));
+    return Buffer.concat(parts);
+  }
+
+  it('refuses a stream of tiny blocks under a large window, quickly (found by fuzz/targets/decompress-zstd)', async () => {
+    // fzstd copies its whole window after each block: 1,000 one-byte blocks under 32 MiB took 10 s.
+    for (const [blocks, exponent] of [[1000, 15], [16_000, 10]] as const) {
+      const started = Date.now();
+      await assert.rejects(decompressToBuffer('zstd', tinyBlocks(blocks, exponent), GENEROUS), isFormatError('decompression_bomb'));
+      assert.ok(Date.now() - started < 2000, `${blocks} blocks under 2^${10 + exponent}: ${Date.now() - started} ms`);
+    }
+    // A few small blocks are what a flushing encoder writes: still read.
+    const few = await decompressToBuffer('zstd', tinyBlocks(3, 15), GENEROUS);
+    assert.equal(few.toString(), 'AAA');
+  });
+
+  it('still reads the largest window with the small blocks of zstd -19 --long=25', async () => {
+    // zstd -19 splits blocks (~14 KiB of output each here): many window copies per output byte.
+    const file = join(dir, 'window25');
+    const part = sample.subarray(0, 400_000);
+    await writeFile(file, part);
+    await exec('sh', ['-c', `cat "$1" | zstd -q -c -19 --long=25 > "$1.zst"`, 'sh', file]);
+    const out = await drain(`${file}.zst`, 'zstd', GENEROUS);
+    assert.equal(out.bytes, part.length);
+    assert.equal(out.hash, createHash('sha256').update(part).digest('hex'));
+  });
 });
