@@ -16,6 +16,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { buildDeb } from '../../harness/debs.js';
 import { freePort } from '../../harness/net.js';
 import { loginAsInitialAdmin, spawnService, waitUntilReady } from '../../harness/service.js';
+import { buildAptRepo, makeGpgKey, serveDir, type StaticServer } from '../../harness/upstream.js';
 import { makeTempDir } from '../helpers/tmp.js';
 import { startFeedServer, writeEpss, writeKev, writeOsvFeed, type FeedServer } from '../security/support.js';
 
@@ -46,6 +47,7 @@ async function seriousViolations(page: Page): Promise<string[]> {
 describe('web interface in a real browser', { skip: !existsSync(CHROMIUM) && `no browser at ${CHROMIUM} (.ci/run installs Debian's chromium)` }, () => {
   let tmp: { dir: string; cleanup: () => Promise<void> };
   let feeds: FeedServer;
+  let upstream: StaticServer;
   let service: ChildProcess;
   let browser: Browser;
   let context: BrowserContext;
@@ -104,6 +106,13 @@ describe('web interface in a real browser', { skip: !existsSync(CHROMIUM) && `no
       kev_url: feeds.url('kev.json'),
     });
     await api('POST', '/import/sync-security');
+    const key = await makeGpgKey(join(tmp.dir, 'gpg'));
+    await buildAptRepo(join(tmp.dir, 'upstream'), key, [
+      { name: 'ui-app', version: '2.0', depends: 'ui-lib (>= 1)' },
+      { name: 'ui-lib', version: '1.5' },
+    ]);
+    upstream = await serveDir(join(tmp.dir, 'upstream'));
+    await api('POST', '/import/sources', { name: 'upstream-stable', type: 'apt', url: upstream.url, suite: 'stable', key: key.armoredPublic, distribution: 'bookworm' });
     debs.clean = await buildDeb(tmp.dir, { name: 'ui-clean', version: '1.0-1' });
     debs.vulnerable = await buildDeb(tmp.dir, { name: 'ui-vulnerable', version: '1.0-1' });
 
@@ -119,6 +128,7 @@ describe('web interface in a real browser', { skip: !existsSync(CHROMIUM) && `no
     await browser?.close();
     service?.kill('SIGTERM');
     await feeds?.close();
+    await upstream?.close();
     await tmp?.cleanup();
   });
 
@@ -238,6 +248,26 @@ describe('web interface in a real browser', { skip: !existsSync(CHROMIUM) && `no
     await shoot('packages');
   });
 
+  it('synchronises an upstream source, previews a package with its dependencies and imports them with progress', async () => {
+    await nav('Import').click();
+    await heading('Import').waitFor();
+    const source = page.getByRole('row').filter({ hasText: 'upstream-stable' });
+    await source.getByRole('button', { name: /^Sync / }).click();
+    await source.getByText('success').waitFor();
+    assert.match(await source.innerText(), /\bsuccess\s+2\b/, 'two packages in the catalog');
+    await page.getByLabel('Package', { exact: true }).fill('ui-app');
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    await page.getByRole('button', { name: 'Preview ui-app 2.0' }).click();
+    const preview = page.getByRole('region', { name: /ui-app 2.0: 2 packages to import/ });
+    await preview.getByText(/ui-lib 1.5/).waitFor();
+    await preview.getByRole('button', { name: 'Import 2 packages' }).click();
+    await page.getByText('2 of 2 packages').waitFor();
+    await page.getByText(/Done: group/).waitFor();
+    assert.equal(await page.locator('#import-progress').getAttribute('value'), '2');
+    await checkAccessibility('import');
+    await shoot('import');
+  });
+
   it('creates a user and an API token shown once', async () => {
     await nav('Users').click();
     await heading('Users').waitFor();
@@ -278,7 +308,7 @@ describe('web interface in a real browser', { skip: !existsSync(CHROMIUM) && `no
     await page.getByRole('button', { name: 'Log in' }).click();
     await heading('Dashboard').waitFor();
     const links = await page.getByRole('navigation', { name: 'Main' }).getByRole('link').allInnerTexts();
-    assert.deepEqual(links, ['Dashboard', 'Packages', 'Distributions']);
+    assert.deepEqual(links, ['Dashboard', 'Packages', 'Distributions', 'Import']);
     await page.goto(`${base}/ui/upload`);
     await page.getByText('does not give access').waitFor();
     assert.equal(await page.locator('#upload-file').count(), 0);
@@ -286,6 +316,9 @@ describe('web interface in a real browser', { skip: !existsSync(CHROMIUM) && `no
     await heading(/ui-vulnerable/).waitFor();
     assert.equal(await page.getByRole('button', { name: /Decide/ }).count(), 0);
     assert.equal(await page.getByRole('region', { name: 'Decision history' }).count(), 0);
+    await page.goto(`${base}/ui/import`);
+    await heading('Import').waitFor();
+    assert.equal(await page.getByRole('button', { name: /^Sync / }).count(), 0, 'a reader cannot synchronise');
     await page.goto(`${base}/ui/review`);
     await page.getByText('does not give access').waitFor();
     assert.equal(await page.getByRole('button', { name: /Decide/ }).count(), 0);
@@ -294,7 +327,7 @@ describe('web interface in a real browser', { skip: !existsSync(CHROMIUM) && `no
   it('keeps the screenshots small', async () => {
     const { statSync } = await import('node:fs');
     const files = (await readdir(screenshots)).filter((f) => f.endsWith('.png'));
-    assert.ok(files.length >= 9, files.join(' '));
+    assert.ok(files.length >= 10, files.join(' '));
     for (const file of files) assert.ok(statSync(join(screenshots, file)).size < 400_000, `${file} is over 400 kB`);
   });
 });

@@ -6,6 +6,7 @@ import { useSession } from './session';
 import { AuditPage } from './pages/AuditPage';
 import { DashboardPage } from './pages/DashboardPage';
 import { DistributionsPage } from './pages/DistributionsPage';
+import { ImportPage } from './pages/ImportPage';
 import { LoginPage } from './pages/LoginPage';
 import { PackagePage } from './pages/PackagePage';
 import { PackagesPage } from './pages/PackagesPage';
@@ -35,6 +36,7 @@ export function App() {
         <Route path="upload" element={<Allowed ability="upload"><UploadPage /></Allowed>} />
         <Route path="review" element={<Allowed ability="review_queue"><ReviewQueuePage /></Allowed>} />
         <Route path="distributions" element={<DistributionsPage />} />
+        <Route path="import" element={<ImportPage />} />
         <Route path="tokens" element={<Allowed ability="api_tokens"><TokensPage /></Allowed>} />
         <Route path="users" element={<Allowed ability="manage_users"><UsersPage /></Allowed>} />
         <Route path="audit" element={<Allowed ability="audit"><AuditPage /></Allowed>} />

@@ -1,5 +1,4 @@
-import { errorOf, requestHeaders } from './api';
-import { sseParser } from './sse';
+import { streamPost } from './stream';
 
 export const STEPS = ['format', 'provenance', 'antivirus', 'cve', 'signature', 'dependencies'] as const;
 
@@ -21,27 +20,13 @@ export interface UploadResult {
 }
 
 /** Sends the file to /upload/stream and reports each pipeline step as the service runs it. */
-export async function streamUpload(file: File, distribution: string, onStep: (step: string, state: StepState) => void): Promise<UploadResult> {
+export function streamUpload(file: File, distribution: string, onStep: (step: string, state: StepState) => void): Promise<UploadResult> {
   const form = new FormData();
   form.set('distribution', distribution);
   form.set('file', file);
-  const response = await fetch('/upload/stream', { method: 'POST', credentials: 'same-origin', headers: requestHeaders('POST'), body: form });
-  if (!response.ok || !response.body) throw await errorOf(response);
-  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-  const parse = sseParser();
-  let result: UploadResult | null = null;
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    for (const { event, data } of parse(value)) {
-      if (event === 'step') {
-        const d = data as { step: string; state: 'started' | 'finished'; status?: string; message?: string };
-        onStep(d.step, { state: d.state, status: d.status, message: d.message });
-      } else if (event === 'result' || event === 'error') {
-        result = data as UploadResult;
-      }
-    }
-  }
-  if (!result) throw new Error('The upload stream ended without a result');
-  return result;
+  return streamPost<UploadResult>('/upload/stream', form, ({ event, data }) => {
+    if (event !== 'step') return;
+    const d = data as { step: string; state: 'started' | 'finished'; status?: string; message?: string };
+    onStep(d.step, { state: d.state, status: d.status, message: d.message });
+  });
 }

@@ -6,6 +6,7 @@ const STATUS_TONE: Record<string, string> = {
   upgrade_required: 'attention', quarantined: 'bad', rejected: 'bad',
   passed: 'good', skipped: 'neutral', warning: 'warn', failed: 'bad', started: 'neutral',
   SUCCESS: 'good', FAILURE: 'bad', WARNING: 'warn',
+  success: 'good', synced: 'good', completed: 'good', unchanged: 'good', syncing: 'neutral', reading: 'neutral', verified: 'neutral',
 };
 
 export const label = (value: string) => value.replace(/_/g, ' ');
