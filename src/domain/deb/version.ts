@@ -169,7 +169,20 @@ function characterWeight(code: number): number {
   if (Number.isNaN(code) || isDigit(code)) return 0; // end of the run (or of the string)
   if (isLetter(code)) return code;
   if (code === 0x7e /* ~ */) return -1;
+  // A byte of a UTF-8 sequence (see dpkgBytes): dpkg's `c + 256` of a negative (signed) char.
+  if (code >= 0x80) return code;
   return code + 256; // other characters sort after all letters
+}
+
+/**
+ * dpkg compares the UTF-8 bytes of a version, each read as C's signed char: a part holding
+ * anything beyond ASCII is compared as its bytes (one Latin-1 character per byte), not as UTF-16.
+ */
+function dpkgBytes(part: string): string {
+  for (let i = 0; i < part.length; i += 1) {
+    if (part.charCodeAt(i) >= 0x80) return Buffer.from(part, 'utf8').toString('latin1');
+  }
+  return part;
 }
 
 function isDigit(code: number): boolean {
@@ -181,7 +194,9 @@ function isLetter(code: number): boolean {
 }
 
 /** The Policy algorithm above for one part (upstream or revision). */
-function compareVersionPart(a: string, b: string): number {
+function compareVersionPart(textA: string, textB: string): number {
+  const a = dpkgBytes(textA);
+  const b = dpkgBytes(textB);
   let i = 0;
   let j = 0;
   while (i < a.length || j < b.length) {

@@ -266,3 +266,21 @@ describe('agreement with the real dpkg --compare-versions', () => {
     assert.ok(outcomes.eq > 300 && outcomes.lt > 2000 && outcomes.gt > 2000, JSON.stringify(outcomes));
   });
 });
+
+describe('versions beyond ASCII (found by fuzz/targets/version-dpkg)', () => {
+  // dpkg only warns about such characters and compares the UTF-8 bytes as signed chars: they
+  // sort after letters and before ASCII punctuation (UTF-16 code units put them after both).
+  const pairs: Array<[string, string]> = [
+    ['\u000e', '\ufffd\u000e'],
+    ['1.0é', '1.0.'],
+    ['1.0é', '1.0z'],
+    ['1.0é', '1.0ü'],
+    ['1:2.0-1ß', '1:2.0-1+'],
+    ['1.0€', '1.0é'],
+  ];
+  it('orders them as the real dpkg does', async () => {
+    const theirs = await dpkgOrder(pairs);
+    assert.deepEqual(pairs.map(([a, b]) => sign(compareDebianVersions(a, b))), theirs);
+    assert.deepEqual(theirs, [1, -1, 1, -1, -1, 1]);
+  });
+});
