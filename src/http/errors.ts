@@ -85,6 +85,7 @@ export function toErrorAnswer(error: unknown): ErrorAnswer {
     case 'FST_REQ_FILE_TOO_LARGE':
     case 'FST_FILES_LIMIT':
     case 'FST_PARTS_LIMIT':
+    case 'FST_FIELDS_LIMIT':
       return { status: 413, body: { detail: 'Request body too large', code: 'body_too_large' }, headers: {} };
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return { status: 415, body: { detail: 'Unsupported content type', code: 'unsupported_media_type' }, headers: {} };
