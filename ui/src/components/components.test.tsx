@@ -2,9 +2,10 @@ import { fireEvent, render, screen, waitFor } from '@testing-library/react';
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { MemoryRouter } from 'react-router';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { setCsrfToken } from '../api';
+import { ApiError, setCsrfToken } from '../api';
 import { SessionProvider } from '../session';
 import type { Role } from '../types';
+import { ErrorNotice } from './bits';
 import { DecideDialog } from './DecideDialog';
 import { Layout } from './Layout';
 
@@ -88,5 +89,14 @@ describe('the decide dialog', () => {
     expect(sent.url).toBe('/security/packages/libfoo/1.0/decide?arch=amd64&distribution=bookworm');
     expect(JSON.parse(String(sent.init.body))).toEqual({ action: 'upgrade_required', justification: 'Vendor patch scheduled', target_version: '1.1' });
     expect((sent.init.headers as Record<string, string>)['x-csrf-token']).toBe('csrf-1');
+  });
+});
+
+describe('errors', () => {
+  it('says a 403 is the role, and shows other errors with their code', () => {
+    const { rerender } = render(<ErrorNotice error={new ApiError(403, 'forbidden', 'Your role does not allow this action')} />);
+    expect(screen.getByRole('alert').textContent).toMatch(/^Your role does not allow this/);
+    rerender(<ErrorNotice error={new ApiError(409, 'not_in_review', 'package is published, not awaiting a security decision')} />);
+    expect(screen.getByRole('alert').textContent).toBe('package is published, not awaiting a security decision (not_in_review)');
   });
 });

@@ -1,10 +1,41 @@
-import { useQuery } from '@tanstack/react-query';
-import { useParams } from 'react-router';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useNavigate, useParams } from 'react-router';
 import { api, enc, query } from '../api';
 import { bytes, CopyButton, ErrorNotice, KevBadge, label, Loading, percent, SeverityBadge, StatusBadge, when } from '../components/bits';
 import { can } from '../permissions';
 import { useSession } from '../session';
-import type { ArtifactDetail, AuditEntry, Page } from '../types';
+import type { ArtifactDetail, AuditEntry, Page, PackageVersion } from '../types';
+
+/** Maintainer actions on one version: rescan, quarantine, delete (each confirmed, each audited by the service). */
+function VersionActions({ version, onDeleted }: { version: PackageVersion; onDeleted: () => void }) {
+  const client = useQueryClient();
+  const where = query({ arch: version.arch, distribution: version.distribution });
+  const path = `${enc(version.name)}/${enc(version.version)}`;
+  const act = useMutation({
+    mutationFn: async (action: 'rescan' | 'quarantine' | 'delete') => {
+      if (action === 'delete') return api('DELETE', `/artifacts/${path}${where}`);
+      return api('POST', `/security/packages/${path}/${action}${where}`, action === 'quarantine' ? { reason: 'quarantined from the web interface' } : {});
+    },
+    onSuccess: async (_answer, action) => {
+      await client.invalidateQueries();
+      if (action === 'delete') onDeleted();
+    },
+  });
+  const confirmThen = (action: 'quarantine' | 'delete', question: string) => {
+    if (window.confirm(question)) act.mutate(action);
+  };
+  const what = `${version.version} in ${version.distribution}`;
+  return (
+    <span className="row-actions">
+      <button type="button" className="secondary small" disabled={act.isPending} onClick={() => act.mutate('rescan')} aria-label={`Rescan ${what}`}>Rescan</button>
+      {version.status !== 'quarantined' && (
+        <button type="button" className="secondary small" disabled={act.isPending} onClick={() => confirmThen('quarantine', `Quarantine ${version.name} ${what}? It leaves the index.`)} aria-label={`Quarantine ${what}`}>Quarantine</button>
+      )}
+      <button type="button" className="danger small" disabled={act.isPending} onClick={() => confirmThen('delete', `Delete ${version.name} ${what}?`)} aria-label={`Delete ${what}`}>Delete</button>
+      <ErrorNotice error={act.error} />
+    </span>
+  );
+}
 
 interface Install {
   format: string;
@@ -48,6 +79,7 @@ function DecisionHistory({ name }: { name: string }) {
 export function PackagePage() {
   const { name = '' } = useParams();
   const { session } = useSession();
+  const navigate = useNavigate();
   const detail = useQuery({ queryKey: ['artifact', name], queryFn: () => api<ArtifactDetail>('GET', `/artifacts/${enc(name)}`) });
   if (detail.isPending) return <Loading what={name} />;
   if (detail.error) return <ErrorNotice error={detail.error} />;
@@ -59,7 +91,7 @@ export function PackagePage() {
         <h2 id="versions">Versions</h2>
         <table>
           <thead>
-            <tr><th scope="col">Version</th><th scope="col">Arch</th><th scope="col">Distribution</th><th scope="col">Status</th><th scope="col">Size</th><th scope="col">Uploaded</th>{can(session, 'sbom') && <th scope="col">SBOM</th>}</tr>
+            <tr><th scope="col">Version</th><th scope="col">Arch</th><th scope="col">Distribution</th><th scope="col">Status</th><th scope="col">Size</th><th scope="col">Uploaded</th>{can(session, 'sbom') && <th scope="col">SBOM</th>}{can(session, 'delete') && <th scope="col"><span className="visually-hidden">Actions</span></th>}</tr>
           </thead>
           <tbody>
             {a.versions.map((v) => (
@@ -69,6 +101,7 @@ export function PackagePage() {
                 {can(session, 'sbom') && (
                   <td><a href={`/sbom/${enc(v.name)}/${enc(v.version)}${query({ format: 'cyclonedx', arch: v.arch, distribution: v.distribution })}`} download>CycloneDX</a></td>
                 )}
+                {can(session, 'delete') && <td><VersionActions version={v} onDeleted={() => { if (a.versions.length === 1) void navigate('/packages'); }} /></td>}
               </tr>
             ))}
           </tbody>

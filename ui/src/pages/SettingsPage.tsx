@@ -133,6 +133,39 @@ function PolicyForm({ settings }: { settings: Settings }) {
   );
 }
 
+const LIMITS = ['login', 'password_reset', 'mfa_verify', 'change_password', 'upload', 'import_fetch', 'import_batch', 'import_sync', 'import', 'distributions'];
+
+/** Per-limit requests a minute; an empty field keeps the built-in value, 0 turns the limit off. */
+function RateLimitsForm({ settings }: { settings: Settings }) {
+  const current = (settings.rate_limits ?? {}) as Record<string, number>;
+  const [values, setValues] = useState<Record<string, string>>(() => Object.fromEntries(LIMITS.map((l) => [l, current[l] === undefined ? '' : String(current[l])])));
+  const save = useSaver();
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    save.mutate({ rate_limits: Object.fromEntries(Object.entries(values).filter(([, v]) => v.trim() !== '').map(([k, v]) => [k, Number(v)])) });
+  };
+  return (
+    <form onSubmit={submit} aria-labelledby="sec-limits">
+      <h2 id="sec-limits">Rate limits (requests a minute)</h2>
+      <p className="muted">Empty: the built-in limit. 0: no limit.</p>
+      <table>
+        <thead><tr><th scope="col">Limit</th><th scope="col">Requests a minute</th></tr></thead>
+        <tbody>
+          {LIMITS.map((l) => (
+            <tr key={l}>
+              <td><label htmlFor={`limit-${l}`}>{l.replace(/_/g, ' ')}</label></td>
+              <td><input id={`limit-${l}`} type="number" min={0} value={values[l]} onChange={(e) => setValues({ ...values, [l]: e.target.value })} /></td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <ErrorNotice error={save.error} />
+      {save.isSuccess && <p role="status" className="notice good">Rate limits saved.</p>}
+      <button type="submit" disabled={save.isPending}>Save rate limits</button>
+    </form>
+  );
+}
+
 interface KeyInfo {
   fingerprint: string;
   uids: string[];
@@ -184,6 +217,7 @@ export function SettingsPage() {
       <PolicyForm settings={settings.data} />
       <SigningKey />
       {SECTIONS.map((section) => <SectionForm key={section.id} section={section} settings={settings.data} />)}
+      <RateLimitsForm settings={settings.data} />
     </>
   );
 }
