@@ -4,7 +4,8 @@
  * (the machine's two cores): about 5 minutes for the 18 targets. A finding (an exception other
  * than the parser's typed error, an input over 1 s, memory over the limits) fails the test with
  * the runner's table; the input is left in .tmp/fuzz/<target>/artifacts/ and reproduced with
- * `node fuzz/repro.mjs <target> <file>`. FUZZ_SECONDS=0 skips the test.
+ * `node fuzz/repro.mjs <target> <file>`. FUZZ_SECONDS=0 skips the test; FUZZ_JOBS sets how
+ * many targets run at once (default 2).
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -16,6 +17,7 @@ import { TARGETS } from '../../fuzz/targets.mjs';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const SECONDS = Number(process.env.FUZZ_SECONDS ?? 30);
+const JOBS = Number(process.env.FUZZ_JOBS ?? 2);
 const work = mkdtempSync(join(tmpdir(), 'tollgate-fuzz-test-'));
 after(() => rmSync(work, { recursive: true, force: true }));
 
@@ -44,7 +46,7 @@ describe('fuzz targets', { skip: SECONDS > 0 ? false : 'FUZZ_SECONDS=0' }, () =>
   it(`each target: its corpus, then fuzzing up to ${SECONDS} s, without a finding`, { timeout: 20 * 60_000 }, async () => {
     const json = join(work, 'results.json');
     // --fresh: only the committed seeds, not what earlier local runs found.
-    const { code, output } = await runner(['--seconds', String(SECONDS), '--jobs', '2', '--fresh', '--json', json]);
+    const { code, output } = await runner(['--seconds', String(SECONDS), '--jobs', String(JOBS), '--fresh', '--json', json]);
     const table = output.split('\n').filter((line) => !line.startsWith('fuzz: ')).join('\n');
     const { results } = JSON.parse(readFileSync(json, 'utf8')) as { results: TargetResult[] };
     assert.deepEqual(results.map((r) => r.target).sort(), Object.keys(TARGETS).sort());
