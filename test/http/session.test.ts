@@ -127,4 +127,17 @@ describe('browser session behind HTTPS', () => {
     assert.equal(res.statusCode, 200);
     assert.ok(parseSetCookie(res.headers['set-cookie']).attributes.includes('secure'));
   });
+
+  it('tells the interface whether the session may decide on reviews, following decide_min_role', async () => {
+    const sessionOf = async (username: string, password: string) => {
+      const login = await t.app.inject({ method: 'POST', url: '/auth/session', payload: { username, password } });
+      const cookie = parseSetCookie(login.headers['set-cookie']).pair;
+      return (await t.app.inject({ method: 'GET', url: '/auth/session', headers: { cookie } })).json() as { role: string; can_decide: boolean };
+    };
+    await t.tokenFor('maintainer', 'keeper');
+    assert.deepEqual(await sessionOf('admin', t.adminPassword).then((s) => [s.role, s.can_decide]), ['admin', true]);
+    assert.deepEqual(await sessionOf('keeper', TEST_PASSWORD).then((s) => [s.role, s.can_decide]), ['maintainer', false]);
+    await t.ctx.settings.update({ decide_min_role: 'maintainer' }, 'admin');
+    assert.equal((await sessionOf('keeper', TEST_PASSWORD)).can_decide, true);
+  });
 });
