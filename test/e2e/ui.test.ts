@@ -12,6 +12,7 @@ import { mkdir, readdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
+import { generate } from 'otplib';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { buildDeb } from '../../harness/debs.js';
 import { freePort } from '../../harness/net.js';
@@ -24,6 +25,7 @@ const root = new URL('../..', import.meta.url).pathname;
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const AXE = join(root, 'node_modules', 'axe-core', 'axe.min.js');
 const READER_PASSWORD = 'Reader-pass1';
+const MFA_PASSWORD = 'Second-factor1';
 
 interface AxeViolation {
   id: string;
@@ -55,6 +57,7 @@ describe('web interface in a real browser', { skip: !existsSync(CHROMIUM) && `no
   let base: string;
   let adminPassword: string;
   let screenshots: string;
+  let mfaSecret: string;
   const debs: Record<string, string> = {};
   const accessibility: Record<string, string[]> = {};
 
@@ -112,6 +115,12 @@ describe('web interface in a real browser', { skip: !existsSync(CHROMIUM) && `no
       { name: 'ui-lib', version: '1.5' },
     ]);
     upstream = await serveDir(join(tmp.dir, 'upstream'));
+    // An account with MFA, enrolled through the API as its owner would.
+    await api('POST', '/auth/users', { username: 'ui-mfa', password: MFA_PASSWORD, role: 'maintainer' });
+    const own = await (await fetch(`${base}/auth/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'ui-mfa', password: MFA_PASSWORD }) })).json() as { access_token: string };
+    const asOwner = (path: string, body: object) => fetch(`${base}${path}`, { method: 'POST', headers: { authorization: `Bearer ${own.access_token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    mfaSecret = ((await (await asOwner('/auth/mfa/setup', { password: MFA_PASSWORD })).json()) as { secret: string }).secret;
+    assert.equal((await asOwner('/auth/mfa/enable', { code: await generate({ secret: mfaSecret }) })).status, 200);
     await api('POST', '/import/sources', { name: 'upstream-stable', type: 'apt', url: upstream.url, suite: 'stable', key: key.armoredPublic, distribution: 'bookworm' });
     debs.clean = await buildDeb(tmp.dir, { name: 'ui-clean', version: '1.0-1' });
     debs.vulnerable = await buildDeb(tmp.dir, { name: 'ui-vulnerable', version: '1.0-1' });
@@ -344,6 +353,31 @@ describe('web interface in a real browser', { skip: !existsSync(CHROMIUM) && `no
     await page.goto(`${base}/ui/review`);
     await page.getByText('does not give access').waitFor();
     assert.equal(await page.getByRole('button', { name: /Decide/ }).count(), 0);
+  });
+
+  it('asks for the code of an account with MFA, and works by keyboard alone', async () => {
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await page.getByLabel('Username').focus();
+    await page.keyboard.type('ui-mfa');
+    await page.keyboard.press('Tab');
+    await page.keyboard.type(MFA_PASSWORD);
+    await page.keyboard.press('Enter');
+    const code = page.getByLabel('Authentication code');
+    await code.waitFor();
+    assert.equal(await code.evaluate((el) => el === document.activeElement), true, 'the code field has the focus');
+    await checkAccessibility('mfa');
+    await page.keyboard.type('000000');
+    await page.keyboard.press('Enter');
+    await page.getByRole('alert').filter({ hasText: 'Incorrect' }).waitFor();
+    await code.fill('');
+    await code.focus();
+    await page.keyboard.type(await generate({ secret: mfaSecret }));
+    await page.keyboard.press('Enter');
+    await heading('Dashboard').waitFor();
+    assert.ok(await page.getByText('ui-mfa (maintainer)').isVisible());
+    // The skip link is the first stop of the keyboard and moves it to the page's content.
+    await page.keyboard.press('Tab');
+    assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Skip to content');
   });
 
   it('keeps the screenshots small', async () => {
