@@ -5,7 +5,7 @@
  * Jazzer.js reports any exception the target function throws as a finding and saves the input,
  * so a target catches the typed error and lets everything else through.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -72,6 +72,7 @@ export function scratchFile(name: string): { path: string; write(data: Buffer): 
   const base = process.platform === 'linux' ? '/dev/shm' : tmpdir();
   const dir = join(base, `tollgate-fuzz-${process.pid}`);
   mkdirSync(dir, { recursive: true });
+  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
   const path = join(dir, name);
   return { path, write: (data) => writeFileSync(path, data) };
 }
