@@ -283,7 +283,7 @@ describe('web interface in a real browser', { skip: !existsSync(CHROMIUM) && `no
     await heading('Users').waitFor();
     await page.getByLabel('Username').fill('ui-reader');
     await page.getByLabel('Full name').fill('Rita Reader');
-    await page.getByLabel('Role').selectOption('reader');
+    await page.getByLabel('Role', { exact: true }).selectOption('reader');
     await page.getByLabel('Initial password').fill(READER_PASSWORD);
     await page.getByRole('button', { name: 'Create user' }).click();
     await page.getByRole('row').filter({ hasText: 'Rita Reader' }).waitFor();
@@ -293,7 +293,7 @@ describe('web interface in a real browser', { skip: !existsSync(CHROMIUM) && `no
     await nav('API tokens').click();
     await heading('API tokens').waitFor();
     await page.getByLabel('Name').fill('ci-pipeline');
-    await page.getByLabel('Role').selectOption('uploader');
+    await page.getByLabel('Role', { exact: true }).selectOption('uploader');
     await page.getByRole('button', { name: 'Create token' }).click();
     const shown = page.getByTestId('new-token');
     await shown.waitFor();

@@ -1,8 +1,10 @@
 import { useQuery } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import { api } from '../api';
-import { ErrorNotice, label, Loading, StatusBadge, when } from '../components/bits';
-import { SEVERITIES, type AuditEntry, type Severity } from '../types';
+import { ErrorNotice, KevBadge, label, Loading, percent, SeverityBadge, StatusBadge, when } from '../components/bits';
+import { can } from '../permissions';
+import { useSession } from '../session';
+import { SEVERITIES, type AuditEntry, type Page, type QueueItem, type Severity } from '../types';
 
 interface Summary {
   packages_total: number;
@@ -33,7 +35,30 @@ function UploadsChart({ history }: { history: History['history'] }) {
   );
 }
 
+/** The riskiest packages awaiting review (KEV, then EPSS, then CVSS), for roles that see the queue. */
+function PendingReviews() {
+  const queue = useQuery({ queryKey: ['review-queue', 'top'], queryFn: () => api<Page<QueueItem>>('GET', '/security/review-queue?sort=risk&per_page=5') });
+  if (queue.isPending) return <Loading what="pending reviews" />;
+  if (queue.error) return <ErrorNotice error={queue.error} />;
+  if (queue.data.items.length === 0) return <p className="muted">Nothing awaits review.</p>;
+  return (
+    <table>
+      <thead><tr><th scope="col">Package</th><th scope="col">Worst</th><th scope="col">KEV</th><th scope="col" className="num">EPSS</th><th scope="col">SLA</th></tr></thead>
+      <tbody>
+        {queue.data.items.map((i) => (
+          <tr key={`${i.name}/${i.version}/${i.arch}/${i.distribution}`}>
+            <td><Link to={`/packages/${encodeURIComponent(i.name)}`}>{i.name}</Link> {i.version} <span className="muted">{i.distribution}</span></td>
+            <td><SeverityBadge severity={i.worst_severity} /></td><td><KevBadge inKev={i.in_kev} /></td><td className="num">{percent(i.epss)}</td>
+            <td>{i.sla_remaining_days === null ? '–' : i.overdue ? 'overdue' : `${i.sla_remaining_days} d`}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
 export function DashboardPage() {
+  const { session } = useSession();
   const summary = useQuery({ queryKey: ['dashboard', 'summary'], queryFn: () => api<Summary>('GET', '/dashboard/summary'), refetchInterval: 30_000 });
   const history = useQuery({ queryKey: ['dashboard', 'history'], queryFn: () => api<History>('GET', '/dashboard/history?days=30') });
   if (summary.isPending) return <Loading what="the dashboard" />;
@@ -64,6 +89,12 @@ export function DashboardPage() {
           {history.data ? <UploadsChart history={history.data.history} /> : <ErrorNotice error={history.error} />}
         </section>
       </div>
+      {can(session, 'review_queue') && s.pending_reviews > 0 && (
+        <section aria-labelledby="pending">
+          <h2 id="pending">Pending reviews</h2>
+          <PendingReviews />
+        </section>
+      )}
       <section aria-labelledby="activity">
         <h2 id="activity">Recent activity</h2>
         <table>

@@ -46,6 +46,17 @@ export function UsersPage() {
   const { session } = useSession();
   const client = useQueryClient();
   const users = useQuery({ queryKey: ['users'], queryFn: () => api<User[]>('GET', '/auth/users') });
+  const remove = useMutation({
+    mutationFn: (username: string) => api('DELETE', `/auth/users/${enc(username)}`),
+    onSettled: () => client.invalidateQueries({ queryKey: ['users'] }),
+  });
+  const reset = useMutation({
+    mutationFn: ({ username, password }: { username: string; password: string }) => api('POST', `/auth/users/${enc(username)}/reset-password`, { new_password: password }),
+  });
+  const askReset = (username: string) => {
+    const password = window.prompt(`New password for ${username} (8+ characters, an upper-case letter, a digit or symbol)`);
+    if (password) reset.mutate({ username, password });
+  };
   const update = useMutation({
     mutationFn: ({ username, change }: { username: string; change: Partial<Pick<User, 'role' | 'active'>> }) => api('PATCH', `/auth/users/${enc(username)}`, change),
     onSettled: () => client.invalidateQueries({ queryKey: ['users'] }),
@@ -53,11 +64,12 @@ export function UsersPage() {
   return (
     <>
       <h1>Users</h1>
-      <ErrorNotice error={users.error ?? update.error} />
+      <ErrorNotice error={users.error ?? update.error ?? remove.error ?? reset.error} />
+      {reset.isSuccess && <p role="status" className="notice good">Password of {reset.variables.username} reset; their sessions are ended.</p>}
       {users.isPending ? <Loading what="users" /> : (
         <table>
           <thead>
-            <tr><th scope="col">Username</th><th scope="col">Name</th><th scope="col">E-mail</th><th scope="col">Role</th><th scope="col">Source</th><th scope="col">MFA</th><th scope="col">Last login</th><th scope="col">Active</th></tr>
+            <tr><th scope="col">Username</th><th scope="col">Name</th><th scope="col">E-mail</th><th scope="col">Role</th><th scope="col">Source</th><th scope="col">MFA</th><th scope="col">Last login</th><th scope="col">Active</th><th scope="col"><span className="visually-hidden">Actions</span></th></tr>
           </thead>
           <tbody>
             {users.data?.map((u) => {
@@ -75,6 +87,14 @@ export function UsersPage() {
                   <td>{u.source}</td><td>{u.mfa_enabled ? 'on' : 'off'}</td><td>{when(u.last_login)}</td>
                   <td>
                     <input type="checkbox" aria-label={`${u.username} active`} checked={u.active} disabled={self} onChange={(e) => update.mutate({ username: u.username, change: { active: e.target.checked } })} />
+                  </td>
+                  <td>
+                    {!self && (
+                      <span className="row-actions">
+                        {u.source === 'local' && <button type="button" className="secondary small" onClick={() => askReset(u.username)} aria-label={`Reset password of ${u.username}`}>Reset password</button>}
+                        <button type="button" className="danger small" onClick={() => { if (window.confirm(`Delete the account ${u.username}?`)) remove.mutate(u.username); }} aria-label={`Delete ${u.username}`}>Delete</button>
+                      </span>
+                    )}
                   </td>
                 </tr>
               );
