@@ -28,7 +28,7 @@ import type { ChildProcess } from 'node:child_process';
 import { sql } from 'kysely';
 import { pino } from 'pino';
 import { loadConfig } from '../src/config.js';
-import { DISTRIBUTIONS } from '../src/domain/distributions.js';
+import { allDistributions } from '../src/domain/distributions.js';
 import { closeContext, createContext } from '../src/services/context.js';
 import { loginAsInitialAdmin, waitUntilReady } from '../harness/service.js';
 import { buildService, rssOf } from './lib/compiled-service.js';
@@ -88,7 +88,7 @@ async function prepare(env: Record<string, string>): Promise<void> {
     // here for the APT distributions. The seed writes deb-style index entries for every row, which
     // the RPM index writer cannot parse, so the RPM distributions are marked published as they are
     // (no RPM repodata is built or loaded; the replicas would otherwise retry it at each start).
-    const debs = DISTRIBUTIONS.filter((d) => d.format === 'deb').map((d) => d.codename);
+    const debs = allDistributions().filter((d) => d.format === 'deb').map((d) => d.codename);
     await ctx.db.updateTable('distributions').set((eb) => ({ generation: eb('generation', '+', 1) })).where('codename', 'in', debs).execute();
     await ctx.db.updateTable('distributions').set((eb) => ({ published_generation: eb.ref('generation') })).where('codename', 'not in', debs).execute();
     await ctx.repo.keyring.ensureKey();

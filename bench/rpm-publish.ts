@@ -108,7 +108,7 @@ async function indexEntryOf(path: string, dist: Distribution): Promise<string> {
   const pkg = await rpmHandler.inspect(path);
   const facts = factsOf(await readFile(path));
   const fileTime = Math.floor((await stat(path)).mtimeMs / 1000);
-  return rpmHandler.indexEntry(pkg, facts, rpmHandler.poolPath(pkg, dist, null), fileTime);
+  return rpmHandler.indexEntry(pkg, facts, rpmHandler.poolPath(pkg, dist, 'main', null), fileTime);
 }
 
 /** A signed package as stored: its index entry, where the signed copy is kept, both SHA-256s. */
@@ -134,7 +134,7 @@ async function signedIndexEntryOf(path: string, dist: Distribution, signer: Sign
   const signedPath = join(keepDir, basename(path));
   await rename(temp, signedPath);
   const fileTime = Math.floor((await stat(signedPath)).mtimeMs / 1000);
-  const entry = rpmHandler.indexEntry(served, facts, rpmHandler.poolPath(served, dist, facts.sha256), fileTime);
+  const entry = rpmHandler.indexEntry(served, facts, rpmHandler.poolPath(served, dist, 'main', facts.sha256), fileTime);
   return { entry, signedPath, sha256: facts.sha256, uploadSha256: upload.sha256 };
 }
 
@@ -146,12 +146,13 @@ async function publishChild(entriesPath: string): Promise<void> {
   const { entries, extra, key } = JSON.parse(await readFile(entriesPath, 'utf8')) as EntriesFile;
   const signer = await OpenPgpSigner.fromArmored(key, PASSPHRASE);
   const dist = distribution();
-  const withExtra = [...entries, extra];
+  const asEntry = (text: string) => ({ component: 'main', arch: 'x86_64', text });
+  const withExtra = [...entries, extra].map(asEntry);
   const rssAfterLoadBytes = process.memoryUsage.rss();
   const repoDir = join(WORK, 'rpm-publish-repo');
   await rm(repoDir, { recursive: true, force: true });
   const writer = new RpmIndexWriter(repoDir);
-  const full = await timed(() => writer.write(dist, entries, signer));
+  const full = await timed(() => writer.write(dist, entries.map(asEntry), signer));
   const addOne = await timed(() => writer.write(dist, withExtra, signer));
   const result: PublishResult = { fullMs: full.ms, addOneMs: addOne.ms, rssAfterLoadBytes, peakRssBytes: processPeakRss(), repoDir };
   process.stdout.write(`RESULT ${JSON.stringify(result)}\n`);

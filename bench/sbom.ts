@@ -52,7 +52,7 @@ async function seed(db: Db): Promise<void> {
         : [];
       const id = `bench-${String(i).padStart(6, '0')}`;
       rows.push({
-        id, distribution: 'bookworm', format: 'deb', name, version, arch: 'amd64', status: 'published', cve_status: 'no_findings',
+        id, distribution: 'bookworm', format: 'deb', name, version, arch: 'amd64', component: 'main', status: 'published', cve_status: 'no_findings',
         sha256: hex(i, 'a'), upload_sha256: hex(i, 'a'), upload_size: 20_000 + i, signed_by: null, sha512: 'b'.repeat(128), sha1: 'c'.repeat(40), md5: 'd'.repeat(32), size: 20_000 + i,
         filename: `${name}_${version}_amd64.deb`, pool_path: `apt/pool/main/p/${name}/${name}_${version}_amd64.deb`, source_name: name, source_version: version,
         metadata: JSON.stringify({ description: `Bench package ${i}\n ${'long description '.repeat(60)}`, maintainer: 'Bench <bench@example.org>', homepage: 'https://example.org/' }),

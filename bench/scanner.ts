@@ -125,7 +125,7 @@ async function main(): Promise<void> {
 
       // A 10,000-package distribution: clones of one stored row under the names the feed uses.
       const template: PackageRow = {
-        id: '', distribution: 'rocky9', format: 'rpm', name: '', version: '1.0-1.el9', arch: 'x86_64', status: 'published', cve_status: 'not_scanned',
+        id: '', distribution: 'rocky9', format: 'rpm', name: '', version: '1.0-1.el9', arch: 'x86_64', component: 'main', status: 'published', cve_status: 'not_scanned',
         sha256: 'a'.repeat(64), upload_sha256: 'a'.repeat(64), upload_size: 1000, signed_by: null, sha512: 'b'.repeat(128), sha1: 'c'.repeat(40), md5: 'd'.repeat(32), size: 1000, filename: '', pool_path: '',
         source_name: '', source_version: '1.0-1.el9', metadata: '', index_entry: '{}', relations: '{}', files: '[]', pipeline: '[]',
         findings: '{"counts":{},"details":[]}', reasons: '[]', uploaded_by: 'bench', sla_deadline: null, seq: 0, created_at: new Date().toISOString(), updated_at: new Date().toISOString(),

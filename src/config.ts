@@ -33,6 +33,10 @@ export interface Config {
   signingKeyAlgorithm: 'rsa4096' | 'ed25519';
   /** How long, after RPM packages are re-signed, the files the repodata no longer lists stay served. */
   rpmResignGraceMs: number;
+  /** JSON file of distribution definitions applied at start (DISTRIBUTIONS_FILE). */
+  distributionsFile: string | null;
+  /** How often a replica re-reads the distributions other replicas may have changed. */
+  distributionsRefreshMs: number;
   /** Reverse-proxy access logs to count downloads from (a folder and a file-name glob); null = none. */
   accessLogPath: string | null;
   /** How often those logs are read. */
@@ -162,6 +166,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bcryptRounds: int(env, 'BCRYPT_ROUNDS', 10, 4),
     signingKeyAlgorithm: oneOf('SIGNING_KEY_ALGORITHM', env.SIGNING_KEY_ALGORITHM, ['rsa4096', 'ed25519'] as const, 'rsa4096'),
     rpmResignGraceMs: int(env, 'RPM_RESIGN_GRACE_SECONDS', 300, 0) * 1000,
+    distributionsFile: env.DISTRIBUTIONS_FILE ? resolve(process.cwd(), env.DISTRIBUTIONS_FILE) : null,
+    distributionsRefreshMs: int(env, 'DISTRIBUTIONS_REFRESH_SECONDS', 5, 1) * 1000,
     accessLogPath: resolveAccessLogPath(env),
     accessLogIntervalMs: int(env, 'ACCESS_LOG_INTERVAL_SECONDS', 60, 1) * 1000,
     feedsDir: allowedDir(env, 'FEEDS_DIR'),

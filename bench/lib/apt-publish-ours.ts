@@ -26,7 +26,7 @@ function row(entry: CorpusEntry, seq: number): PackageRow {
   const now = new Date().toISOString();
   const field = (name: string) => new RegExp(`^${name}: (.*)$`, 'm').exec(entry.stanza)?.[1] ?? '';
   return {
-    id: randomUUID(), distribution: 'jammy', format: 'deb', name: entry.name, version: field('Version'), arch: field('Architecture'),
+    id: randomUUID(), distribution: 'jammy', format: 'deb', name: entry.name, version: field('Version'), arch: field('Architecture'), component: 'main',
     status: 'published', cve_status: 'not_scanned', sha256: field('SHA256'), sha512: field('SHA512'), sha1: field('SHA1'), md5: field('MD5sum'), upload_sha256: field('SHA256'), upload_size: Number(field('Size')), signed_by: null,
     size: Number(field('Size')), filename: entry.poolPath.split('/').pop()!, pool_path: `apt/${entry.poolPath}`, source_name: entry.name,
     source_version: field('Version'), metadata: '{}', index_entry: entry.stanza, relations: '{}', files: '[]', pipeline: '[]',

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db } from '../../src/adapters/db/index.js';
-import { DISTRIBUTIONS, type PackageStatus } from '../../src/domain/distributions.js';
+import { allDistributions, type PackageStatus } from '../../src/domain/distributions.js';
 import type { Severity } from '../../src/domain/security/types.js';
 import type { PackageRow } from '../../src/adapters/db/packages.table.js';
 
@@ -46,7 +46,8 @@ async function inBatches<T>(items: T[], insert: (batch: T[]) => Promise<unknown>
 export async function seedPackages(db: Db, count: number, now: number): Promise<void> {
   const rows: PackageRow[] = [];
   for (let i = 0; rows.length < count; i++) {
-    const dist = DISTRIBUTIONS[rand(DISTRIBUTIONS.length)]!;
+    const all = allDistributions();
+    const dist = all[rand(all.length)]!;
     const name = `pkg${String(i).padStart(6, '0')}`;
     const version = dist.format === 'deb' ? `1.${i % 7}-${1 + (i % 3)}` : `1.${i % 7}-${1 + (i % 3)}.el9`;
     const arch = dist.format === 'deb' ? 'amd64' : 'x86_64';
@@ -54,7 +55,7 @@ export async function seedPackages(db: Db, count: number, now: number): Promise<
     const poolPath = dist.format === 'deb' ? `apt/pool/main/p/${name}/${filename}` : `rpm/${dist.codename}/x86_64/Packages/p/${filename}`;
     const at = withinYear(now);
     const base: PackageRow = {
-      id: `bench-${i}`, distribution: dist.codename, format: dist.format, name, version, arch, status: status(), cve_status: 'no_findings',
+      id: `bench-${i}`, distribution: dist.codename, format: dist.format, name, version, arch, component: 'main', status: status(), cve_status: 'no_findings',
       sha256: sha(filename), upload_sha256: sha(filename), upload_size: 0, signed_by: null, sha512: 'b'.repeat(128), sha1: 'c'.repeat(40), md5: 'd'.repeat(32), size: 20_000 + rand(5_000_000),
       filename, pool_path: poolPath, source_name: name, source_version: version,
       metadata: JSON.stringify({ description: filler(1200), maintainer: 'Bench <bench@example.org>' }),
@@ -64,7 +65,7 @@ export async function seedPackages(db: Db, count: number, now: number): Promise<
       seq: rows.length + 1, created_at: iso(at), updated_at: iso(at),
     };
     rows.push(base);
-    const other = DISTRIBUTIONS.filter((d) => d.format === 'deb' && d.codename !== dist.codename);
+    const other = allDistributions().filter((d) => d.format === 'deb' && d.codename !== dist.codename);
     if (dist.format === 'deb' && rand(10) === 0 && rows.length < count) {
       rows.push({ ...base, id: `bench-${i}-copy`, distribution: other[rand(other.length)]!.codename, seq: rows.length + 1 });
     }

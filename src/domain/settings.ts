@@ -1,5 +1,5 @@
 import { Type, type TSchema } from 'typebox';
-import { DISTRIBUTIONS } from './distributions.js';
+import { findDistribution } from './distributions.js';
 import { RATE_LIMIT_NAMES } from './rate-limits.js';
 import { RPM_SIGNATURE_POLICIES } from './rpm/signature-policy.js';
 import { appUrlProblem, caBundlePathProblem, feedUrlProblem, normaliseAppUrl, type AllowedDirs } from './settings-rules.js';
@@ -122,13 +122,11 @@ export const SETTINGS = {
   },
   rpm_trusted_keys: {
     // Keyed by RPM distribution: a misspelt or APT codename would otherwise be stored and ignored.
-    schema: Type.Object(
-      Object.fromEntries(DISTRIBUTIONS.filter((d) => d.format === 'rpm').map((d) => [d.codename, Type.Optional(Type.String({ maxLength: 256 * 1024 }))])),
-      { additionalProperties: false },
-    ),
+    schema: Type.Record(Type.String({ pattern: '^[a-z0-9][a-z0-9.+-]*$', maxLength: 50 }), Type.String({ maxLength: 256 * 1024 }), { maxProperties: 200 }),
     default: {},
     check: (keys: Record<string, string>) =>
-      Object.entries(keys).flatMap(([codename, armored]) => problem(ARMORED_KEY.test(armored) ? null : 'not an armored OpenPGP public key block', [codename])),
+      Object.entries(keys).flatMap(([codename, armored]) =>
+        problem(findDistribution(codename)?.format !== 'rpm' ? 'not an RPM distribution' : ARMORED_KEY.test(armored) ? null : 'not an armored OpenPGP public key block', [codename])),
     description: 'Per RPM distribution, armored public keys one of which must have signed every upload (none: no upstream signature required)',
   },
   schedule_security_sync: { schema: time(), default: '03:00', description: 'Daily security feed sync (UTC, HH:MM)' },

@@ -60,6 +60,9 @@ export const ROUTE_ACCESS: Readonly<Record<string, Access>> = {
   'POST /distributions/promote': MAINTAINERS,
   'POST /distributions/migrate': MAINTAINERS,
   'POST /distributions/init': ADMIN,
+  'POST /distributions': ADMIN,
+  'PATCH /distributions/:codename': ADMIN,
+  'DELETE /distributions/:codename': ADMIN,
   // the published repository (read-only files, public so apt and dnf clients need no credentials)
   'GET /repo/*': 'public',
   // the web interface's files (the data it shows comes from the API, with its own entries)

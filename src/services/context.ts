@@ -124,6 +124,7 @@ export async function createContext(config: Config, log: Logger): Promise<AppCon
     closers: [close, () => notifier.idle(10_000)],
   };
   ctx.closers.push(() => repo.publisher.idle());
+  ctx.closers.push(async () => repo.distributions.stop());
   ctx.closers.push(async () => {
     repo.resigner.stop();
     await repo.resigner.idle();

@@ -10,7 +10,7 @@ import {
 import type { Db } from '../adapters/db/index.js';
 import { countPackages } from '../adapters/db/packages.table.js';
 import { HISTORY_SERIES_NAMES, RECENT_ACTIVITY, type HistorySeries } from '../domain/dashboard.js';
-import { DISTRIBUTIONS, findDistribution, PACKAGE_STATUSES } from '../domain/distributions.js';
+import { allDistributions, findDistribution, PACKAGE_STATUSES } from '../domain/distributions.js';
 import { SEVERITIES, type Severity } from '../domain/security/index.js';
 import { lastDays, utcDay } from '../domain/utc-days.js';
 import { REVIEW_STATUSES } from './security/queries.js';
@@ -70,7 +70,7 @@ export class DashboardService {
     const perFormat = await sumStorageByFormat(this.db);
 
     const byStatus = zeroStatuses();
-    const byDistribution = new Map(DISTRIBUTIONS.map((d) => [d.codename, { distribution: d.codename, format: d.format as string, packages: 0, by_status: zeroStatuses() }]));
+    const byDistribution = new Map(allDistributions().map((d) => [d.codename, { distribution: d.codename, format: d.format as string, packages: 0, by_status: zeroStatuses() }]));
     for (const r of perStatus) {
       const n = Number(r.n);
       byStatus[r.status] = (byStatus[r.status] ?? 0) + n;

@@ -3,13 +3,12 @@ import type { Logger } from 'pino';
 import type { AuditLog } from '../adapters/audit/audit-log.js';
 import { createClamdScanner, type AntivirusScanner } from '../adapters/clamav/index.js';
 import type { SecretBox } from '../adapters/crypto/secret-box.js';
-import { distributionCodenames, insertDistributionIfMissing } from '../adapters/db/distributions.table.js';
 import type { Db, DbDialect } from '../adapters/db/index.js';
 import { countPackages } from '../adapters/db/packages.table.js';
 import type { Metrics } from '../adapters/metrics/metrics.js';
 import { KeyringStore } from '../adapters/signing/keyring-store.js';
 import type { Config } from '../config.js';
-import { DISTRIBUTIONS } from '../domain/distributions.js';
+import { DistributionService } from './distributions.js';
 import type { HealthService } from './health.js';
 import { FsPackageFiles } from '../adapters/storage/fs-package-files.js';
 import type { PackageFiles } from '../adapters/storage/interfaces.js';
@@ -23,7 +22,6 @@ import type { CatalogProvides, CveScanner } from './pipeline/deps.js';
 import { AptIndexWriter } from '../adapters/storage/apt-index-writer.js';
 import { Publisher } from './publishing/publisher.js';
 import { RpmIndexWriter } from '../adapters/storage/rpm-index-writer.js';
-import { isoUtc } from '../domain/time.js';
 import { UploadService } from './upload.js';
 
 /** The package repository: files, signing keys, index publishing, the upload pipeline. */
@@ -44,6 +42,8 @@ export interface Repository {
   cve: { scanner: CveScanner };
   /** Swapped in by the import service: what the synced catalogs offer to the dependency check. */
   catalogs: CatalogProvides;
+  /** Adds, changes and retires distributions; keeps this process's view of them current. */
+  distributions: DistributionService;
 }
 
 interface RepositoryDeps {
@@ -112,21 +112,14 @@ export async function createRepository(deps: RepositoryDeps): Promise<Repository
       return { ok: true, configured: true, version: version.engine, signatures: version.signatures, signature_date: version.signatureDate };
     }, true);
   }
-  await registerDistributions(db);
+  const distributions = new DistributionService({ db, files, publisher, audit: deps.audit, log });
+  await distributions.load(config.distributionsFile);
+  distributions.startRefreshing(config.distributionsRefreshMs);
   deps.metrics.sources.packagesTotal = () => countPackages(db);
-  const lifecycle = new PackageLifecycle(db, files, publisher, deps.audit);
+  const lifecycle = new PackageLifecycle(db, files, publisher, deps.audit, () => distributions.refresh());
   const resigner = new RpmResigner({ db, files, publisher, keyring, log, graceMs: config.rpmResignGraceMs });
   const keys = new SigningKeys(db, keyring, publisher, resigner, deps.audit);
-  return { files, keyring, publisher, uploads, lifecycle, keys, rpmSigning, resigner, antivirus, cve, catalogs };
-}
-
-/** Every distribution of the table has its row (created at first start, kept afterwards). */
-async function registerDistributions(db: Db): Promise<void> {
-  const known = new Set(await distributionCodenames(db));
-  for (const d of DISTRIBUTIONS) {
-    if (known.has(d.codename)) continue;
-    await insertDistributionIfMissing(db, { codename: d.codename, format: d.format, description: d.description, generation: 0, published_generation: -1, published_at: null, initialized_at: isoUtc() });
-  }
+  return { files, keyring, publisher, uploads, lifecycle, keys, rpmSigning, resigner, antivirus, cve, catalogs, distributions };
 }
 
 /**

@@ -2,7 +2,7 @@ import type { AuditLog } from '../adapters/audit/audit-log.js';
 import { packageById, updatePackagePipeline, type PackageRow } from '../adapters/db/packages.table.js';
 import type { Metrics } from '../adapters/metrics/metrics.js';
 import type { HashedTempFile } from '../adapters/storage/hash-stream.js';
-import { findDistribution } from '../domain/distributions.js';
+import { componentFor, findDistribution } from '../domain/distributions.js';
 import { DomainError } from '../domain/errors.js';
 import { pipelineSummary, runPipeline } from '../domain/pipeline/runner.js';
 import { noFindings, type PipelineObserver, type StepResult, type UploadState } from '../domain/pipeline/types.js';
@@ -18,6 +18,8 @@ import { signatureStep } from './pipeline/signature.js';
 
 export interface UploadInput {
   distribution: string;
+  /** APT component; default: the distribution's first. */
+  component?: string | null;
   file: HashedTempFile;
   claimedSha256: string | null;
   user: string | null;
@@ -81,14 +83,19 @@ export class UploadService {
 
   async upload(input: UploadInput, observer: PipelineObserver = {}): Promise<UploadAnswer> {
     const distribution = findDistribution(input.distribution);
-    if (!distribution) {
+    let component: string;
+    try {
+      if (!distribution) throw new DomainError('invalid', 'unknown_distribution', `Unknown distribution ${input.distribution}`);
+      component = componentFor(distribution, input.component);
+    } catch (error) {
       await this.deps.files.discard(input.file.path);
-      throw new DomainError('invalid', 'unknown_distribution', `Unknown distribution ${input.distribution}`);
+      throw error;
     }
     const deps: PipelineDeps = { ...this.deps, uploadedBy: input.user };
     const signature = signatureStep(deps);
     const state: UploadState = {
       distribution,
+      component,
       path: input.file.path,
       file: { size: input.file.size, md5: input.file.md5, sha1: input.file.sha1, sha256: input.file.sha256, sha512: input.file.sha512 },
       claimedSha256: input.claimedSha256?.toLowerCase() ?? null,

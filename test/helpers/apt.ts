@@ -25,7 +25,7 @@ async function exec(cmd: string, args: string[], cwd?: string): Promise<CommandR
  * A real apt-get confined to a folder: its own sources list, keyring (signed-by), state and cache,
  * so the host's apt configuration and package database are never touched.
  */
-export async function aptSandbox(dir: string) {
+export async function aptSandbox(dir: string, opts: { architectures?: readonly string[] } = {}) {
   for (const sub of ['etc/sources.list.d', 'etc/preferences.d', 'etc/trusted.gpg.d', 'state/lists/partial', 'cache/archives/partial', 'downloads']) {
     await mkdir(join(dir, sub), { recursive: true });
   }
@@ -41,7 +41,7 @@ export async function aptSandbox(dir: string) {
     `Dir::State::status=${join(dir, 'state', 'status')}`,
     `Dir::Cache=${join(dir, 'cache')}`,
     'APT::Architecture=amd64',
-    'APT::Architectures=amd64',
+    `APT::Architectures=${(opts.architectures ?? ['amd64']).join(',')}`,
     'APT::Sandbox::User=root',
     'Acquire::Languages=none',
     'Acquire::Retries=0',

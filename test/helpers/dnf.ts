@@ -7,7 +7,7 @@ import { exec } from './apt.js';
  * repository under test enabled, so the host is never touched. Packages are checked against the
  * repository key (gpgcheck=1) unless the caller turns it off.
  */
-export async function dnfSandbox(dir: string, repo: { id: string; baseurl: string; gpgkey: string; gpgcheck?: boolean }) {
+export async function dnfSandbox(dir: string, repo: { id: string; baseurl: string; gpgkey: string; gpgcheck?: boolean; arch?: string }) {
   for (const sub of ['root', 'repos.d', 'cache', 'downloads']) await mkdir(join(dir, sub), { recursive: true });
   const repoFile = [
     `[${repo.id}]`,
@@ -28,7 +28,7 @@ export async function dnfSandbox(dir: string, repo: { id: string; baseurl: strin
     '--setopt=keepcache=0',
     '--setopt=install_weak_deps=0',
     '--releasever=9',
-    '--forcearch=x86_64',
+    `--forcearch=${repo.arch ?? 'x86_64'}`,
     `--disablerepo=*`,
     `--enablerepo=${repo.id}`,
     '--assumeyes',

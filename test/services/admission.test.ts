@@ -48,7 +48,7 @@ for (const backend of backends()) {
       const path = await buildDeb(dir, { name, version, files: { [`usr/share/${name}/f`]: content } });
       const file = await hashStream(createReadStream(path), { tempDir: t.ctx.repo.files.tempDir, maxBytes: 1 << 30 });
       const state: UploadState = {
-        distribution: findDistribution(codename)!, path: file.path,
+        distribution: findDistribution(codename)!, component: 'main', path: file.path,
         file: { size: file.size, md5: file.md5, sha1: file.sha1, sha256: file.sha256, sha512: file.sha512 },
         claimedSha256: file.sha256, pkg: null, outcome: null, cveStatus: 'warnings', findings: { ...noFindings(), high: 1 },
         findingDetails: [FINDING], reasons: [], slaDeadline: '2026-12-25T00:00:00+00:00', duplicateOf: null, storedPackageId: null, rejection: null,

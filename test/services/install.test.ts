@@ -89,7 +89,7 @@ describe('install commands quote every value for sh', () => {
   const rocky = findDistribution('rocky9')!;
 
   it('plain values: the APT commands reach curl, tee and apt-get as given', async () => {
-    const out = installInstructions('https://repo.example.org', jammy, { name: 'hello', version: '1:2.0+dfsg-1~bpo1', arch: 'amd64' });
+    const out = installInstructions('https://repo.example.org', jammy, { name: 'hello', version: '1:2.0+dfsg-1~bpo1', arch: 'amd64' }, 'alice');
     const calls = await runAll(out.commands, 'plain-deb');
     assert.deepEqual(calls.map((c) => c.program), ['curl', 'tee', 'tee', 'apt-get', 'apt-get']);
     assert.deepEqual(calls[0]!.args, ['-fsSL', 'https://repo.example.org/repo/keys/tollgate.gpg']);
@@ -101,7 +101,7 @@ describe('install commands quote every value for sh', () => {
   });
 
   it('plain values: the RPM .repo file reaches tee byte for byte', async () => {
-    const out = installInstructions('https://repo.example.org', rocky, { name: 'hello', version: '2.1+git20240101~rc1-3.el9', arch: 'x86_64' });
+    const out = installInstructions('https://repo.example.org', rocky, { name: 'hello', version: '2.1+git20240101~rc1-3.el9', arch: 'x86_64' }, 'alice');
     const calls = await runAll(out.commands, 'plain-rpm');
     assert.deepEqual(calls.map((c) => c.program), ['tee', 'dnf']);
     assert.deepEqual(calls[0]!.args, ['/etc/yum.repos.d/tollgate-rocky9.repo']);
@@ -111,11 +111,11 @@ describe('install commands quote every value for sh', () => {
 
   for (const [i, base] of HOSTILE_BASES.entries()) {
     it(`a hostile base URL stays one argument: ${JSON.stringify(base)}`, async () => {
-      const deb = installInstructions(base, jammy, { name: 'hello', version: '1.0', arch: 'amd64' });
+      const deb = installInstructions(base, jammy, { name: 'hello', version: '1.0', arch: 'amd64' }, 'alice');
       const debCalls = await runAll(deb.commands, `hostile-deb-${i}`);
       assert.deepEqual(debCalls[0]!.args, ['-fsSL', `${base}/repo/keys/tollgate.gpg`]);
       assert.equal(debCalls[2]!.data, `${deb.source_line}\n`);
-      const rpm = installInstructions(base, rocky, { name: 'hello', version: '1.0-1', arch: 'x86_64' });
+      const rpm = installInstructions(base, rocky, { name: 'hello', version: '1.0-1', arch: 'x86_64' }, 'alice');
       const rpmCalls = await runAll(rpm.commands, `hostile-rpm-${i}`);
       assert.deepEqual(rpmCalls.map((c) => c.program), ['tee', 'dnf']);
       assert.equal(rpmCalls[0]!.data, rpm.repo_file);
@@ -124,12 +124,12 @@ describe('install commands quote every value for sh', () => {
 
   it('hostile package names, versions and distribution names stay one argument', async () => {
     const odd: Distribution = { ...jammy, codename: "x'; touch pwned; '" };
-    const out = installInstructions('https://repo.example.org', odd, { name: "a'b", version: '$(touch pwned)', arch: 'amd64' });
+    const out = installInstructions('https://repo.example.org', odd, { name: "a'b", version: '$(touch pwned)', arch: 'amd64' }, 'alice');
     const calls = await runAll(out.commands, 'hostile-names');
     assert.deepEqual(calls[2]!.args, ["/etc/apt/sources.list.d/tollgate-x'; touch pwned; '.list"]);
     assert.deepEqual(calls.at(-1)!.args, ['install', "a'b=$(touch pwned)"]);
     const oddRpm: Distribution = { ...rocky, codename: 'r`touch pwned`' };
-    const rpm = installInstructions('https://repo.example.org', oddRpm, { name: 'p;q', version: '1.0-1', arch: 'x86_64' });
+    const rpm = installInstructions('https://repo.example.org', oddRpm, { name: 'p;q', version: '1.0-1', arch: 'x86_64' }, 'alice');
     const rpmCalls = await runAll(rpm.commands, 'hostile-rpm-names');
     assert.deepEqual(rpmCalls[0]!.args, ['/etc/yum.repos.d/tollgate-r`touch pwned`.repo']);
     assert.deepEqual(rpmCalls[1]!.args, ['install', 'p;q-1.0-1.x86_64']);

@@ -51,7 +51,7 @@ describe('pipeline steps called directly', () => {
     const path = await buildDeb(dir, { version: '1.0-1', files: { [`usr/share/${spec.name}/f`]: spec.name }, ...spec });
     const file = await hashStream(createReadStream(path), { tempDir: t.ctx.repo.files.tempDir, maxBytes: 1 << 30 });
     const state: UploadState = {
-      distribution: findDistribution(codename)!, path: file.path,
+      distribution: findDistribution(codename)!, component: 'main', path: file.path,
       file: { size: file.size, md5: file.md5, sha1: file.sha1, sha256: file.sha256, sha512: file.sha512 },
       claimedSha256: null, pkg: null, outcome: null, cveStatus: 'not_scanned', findings: noFindings(),
       findingDetails: [], reasons: [], slaDeadline: null, duplicateOf: null, storedPackageId: null, rejection: null,

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import type { IndexWriter } from '../../src/adapters/storage/interfaces.js';
+import type { IndexEntry, IndexWriter } from '../../src/adapters/storage/interfaces.js';
 import type { Signer } from '../../src/adapters/signing/signer.js';
 import type { Distribution } from '../../src/domain/distributions.js';
 import { isoUtc } from '../../src/domain/time.js';
@@ -22,24 +22,24 @@ class RecordingWriter implements IndexWriter {
   duringNextFullWrite: (() => Promise<void>) | null = null;
   delayMs = 0;
 
-  async write(_dist: Distribution, entries: readonly string[]): Promise<void> {
-    this.entries = [...entries];
+  async write(_dist: Distribution, entries: readonly IndexEntry[]): Promise<void> {
+    this.entries = entries.map((e) => e.text);
     this.runs.push('full');
   }
 
-  async writeBatches(_dist: Distribution, batches: AsyncIterable<readonly string[]>): Promise<void> {
+  async writeBatches(_dist: Distribution, batches: AsyncIterable<readonly IndexEntry[]>): Promise<void> {
     const hook = this.duringNextFullWrite;
     this.duringNextFullWrite = null;
     if (hook) await hook();
     if (this.delayMs) await new Promise((r) => setTimeout(r, this.delayMs));
     const all: string[] = [];
-    for await (const batch of batches) all.push(...batch);
+    for await (const batch of batches) all.push(...batch.map((e) => e.text));
     this.entries = all;
     this.runs.push('full');
   }
 
-  async append(_dist: Distribution, entries: readonly string[]): Promise<boolean> {
-    this.entries.push(...entries);
+  async append(_dist: Distribution, entries: readonly IndexEntry[]): Promise<boolean> {
+    this.entries.push(...entries.map((e) => e.text));
     this.runs.push('append');
     return true;
   }
@@ -56,7 +56,7 @@ for (const backend of backends()) {
       const now = isoUtc();
       const sha = randomUUID().replace(/-/g, '').padEnd(64, '0');
       return {
-        id: randomUUID(), distribution: codename, format: 'deb', name, version: '1.0+b1', arch: 'amd64', status: 'published', cve_status: 'not_scanned',
+        id: randomUUID(), distribution: codename, format: 'deb', name, version: '1.0+b1', arch: 'amd64', component: 'main', status: 'published', cve_status: 'not_scanned',
         sha256: sha, upload_sha256: sha, upload_size: 1, signed_by: null, sha512: '0', sha1: '0', md5: '0', size: 1, filename: `${name}.deb`, pool_path: `apt/pool/main/${name[0]}/${name}/${name}_1.0+b1_amd64.deb`,
         source_name: name, source_version: '1.0+b1', metadata: '{}', index_entry: `Package: ${name}`, relations: '{}', files: '[]', pipeline: '[]',
         findings: '{}', reasons: '[]', uploaded_by: null, sla_deadline: null, seq: 0, created_at: now, updated_at: now,

@@ -60,7 +60,7 @@ for (const backend of backends()) {
       const { path: tempPath, ...facts } = file;
       await repo.files.keep(tempPath, facts.sha256);
       const pkg = await rpmHandler.inspect(legacy);
-      const oldPath = rpmHandler.poolPath(pkg, dist, null);
+      const oldPath = rpmHandler.poolPath(pkg, dist, 'main', null);
       await repo.files.publish(facts.sha256, oldPath);
       await db.updateTable('packages').set({
         ...facts, pool_path: oldPath, signed_by: null, metadata: JSON.stringify(pkg.metadata), index_entry: rpmHandler.indexEntry(pkg, facts, oldPath, 0),

@@ -68,10 +68,10 @@ export async function lockDistributionPublishing(db: Db, codename: string): Prom
 }
 
 /** One page of a distribution's index entries in index order (seq, then id), after the given key. */
-export async function indexEntriesPage(db: Db, codename: string, after: { seq: number; id: string } | null, limit: number): Promise<Array<{ seq: number; id: string; index_entry: string }>> {
+export async function indexEntriesPage(db: Db, codename: string, after: { seq: number; id: string } | null, limit: number): Promise<Array<{ seq: number; id: string; index_entry: string; component: string; arch: string }>> {
   let q = db
     .selectFrom('packages')
-    .select(['seq', 'id', 'index_entry'])
+    .select(['seq', 'id', 'index_entry', 'component', 'arch'])
     .where('distribution', '=', codename)
     .where('status', 'in', INDEXED_STATUSES);
   if (after) {
@@ -82,10 +82,10 @@ export async function indexEntriesPage(db: Db, codename: string, after: { seq: n
 }
 
 /** The index entries of a distribution listed after `seq`, in index order. */
-export async function indexEntriesAfter(db: Db, codename: string, seq: number): Promise<Array<{ seq: number; index_entry: string }>> {
+export async function indexEntriesAfter(db: Db, codename: string, seq: number): Promise<Array<{ seq: number; index_entry: string; component: string; arch: string }>> {
   return db
     .selectFrom('packages')
-    .select(['seq', 'index_entry'])
+    .select(['seq', 'index_entry', 'component', 'arch'])
     .where('distribution', '=', codename)
     .where('status', 'in', INDEXED_STATUSES)
     .where('seq', '>', seq)
@@ -110,4 +110,60 @@ export async function indexFingerprint(db: Db, codename: string): Promise<{ coun
     .where('status', 'in', INDEXED_STATUSES)
     .executeTakeFirstOrThrow();
   return { count: Number(row.count), sum: Number(row.sum ?? 0), max: Number(row.max ?? 0), mod: Number(row.mod ?? 0) };
+}
+
+/** Stores an operator's definition (and description); revives a retired distribution. */
+export async function saveDistributionDefinition(db: Db, codename: string, definition: string, description: string): Promise<void> {
+  await db
+    .updateTable('distributions')
+    .set((eb) => ({ definition, description, retired_at: null, generation: eb('generation', '+', 1) }))
+    .where('codename', '=', codename)
+    .execute();
+}
+
+export async function markDistributionRetired(db: Db, codename: string, retiredAt: string): Promise<void> {
+  await db.updateTable('distributions').set({ retired_at: retiredAt }).where('codename', '=', codename).execute();
+}
+
+/** Pool paths the distribution's indexed packages are published at that no other distribution's indexed package uses. */
+export async function poolPathsOnlyIn(db: Db, codename: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('packages as p')
+    .select('p.pool_path')
+    .distinct()
+    .where('p.distribution', '=', codename)
+    .where('p.status', 'in', INDEXED_STATUSES)
+    .where(({ not, exists, selectFrom }) =>
+      not(exists(
+        selectFrom('packages as o')
+          .select('o.id')
+          .whereRef('o.pool_path', '=', 'p.pool_path')
+          .where('o.distribution', '<>', codename)
+          .where('o.status', 'in', INDEXED_STATUSES),
+      )))
+    .execute();
+  return rows.map((r) => r.pool_path);
+}
+
+/** How many of the distribution's packages are in each component and architecture (any status). */
+export async function countPackagesByPlace(db: Db, codename: string): Promise<Array<{ component: string; arch: string; n: number }>> {
+  const rows = await db
+    .selectFrom('packages')
+    .select(['component', 'arch', (eb) => eb.fn.countAll<number>().as('n')])
+    .where('distribution', '=', codename)
+    .groupBy(['component', 'arch'])
+    .execute();
+  return rows.map((r) => ({ component: r.component, arch: r.arch, n: Number(r.n) }));
+}
+
+/** The distributions whose indexed packages are published at a pool path. */
+export async function distributionsPublishing(db: Db, poolPath: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('packages')
+    .select('distribution')
+    .distinct()
+    .where('pool_path', '=', poolPath)
+    .where('status', 'in', INDEXED_STATUSES)
+    .execute();
+  return rows.map((r) => r.distribution);
 }

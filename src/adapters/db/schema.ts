@@ -83,6 +83,10 @@ export interface DistributionsTable {
   published_generation: number;
   published_at: string | null;
   initialized_at: string | null;
+  /** The operator's definition (JSON of `specOf`); null: the built-in table's. */
+  definition: string | null;
+  /** Set when the distribution was retired: no longer served, published or uploaded to. */
+  retired_at: string | null;
 }
 
 /** One package file in one distribution; JSON columns hold the parsed metadata and results. */
@@ -93,6 +97,8 @@ export interface PackagesTable {
   name: string;
   version: string;
   arch: string;
+  /** APT component the package is published in (`main` for RPM packages). */
+  component: string;
   status: PackageStatus;
   cve_status: StoredCveStatus;
   /** Digests and size of the file served (for a signed RPM, the signed file). */

@@ -1,50 +1,56 @@
 import { join } from 'node:path';
 import type { Signer } from '../signing/signer.js';
-import { appendAptDistribution, publishAptDistribution, type AptIndexState, type AptPublishOptions } from './apt-publisher.js';
+import { appendAptDistribution, publishAptDistribution, type AptDistributionState, type AptEntry, type AptPublishOptions } from './apt-publisher.js';
 import type { Distribution } from '../../domain/distributions.js';
-import type { IndexWriter } from './interfaces.js';
+import type { IndexEntry, IndexWriter } from './interfaces.js';
 
-/** Writes `apt/dists/<codename>/…` from the stored stanzas (Packages, compressed variants, by-hash, signed Release). */
+const aptEntry = (e: IndexEntry): AptEntry => ({ component: e.component, arch: e.arch, stanza: e.text });
+
+async function* aptBatches(batches: AsyncIterable<readonly IndexEntry[]>): AsyncGenerator<AptEntry[]> {
+  for await (const batch of batches) yield batch.map(aptEntry);
+}
+
+/** Writes `apt/dists/<codename>/…` from the stored stanzas (Packages per component and architecture, compressed variants, by-hash, signed Release). */
 export class AptIndexWriter implements IndexWriter {
-  private readonly states = new Map<string, AptIndexState>();
+  private readonly states = new Map<string, AptDistributionState>();
 
   constructor(
     private readonly repoDir: string,
     private readonly sync = true,
   ) {}
 
-  private options(dist: Distribution, stanzas: readonly string[], signer: Signer): AptPublishOptions {
+  private options(dist: Distribution, signer: Signer): AptPublishOptions {
     return {
       repoRoot: join(this.repoDir, 'apt'),
       codename: dist.codename,
       description: `Tollgate ${dist.description}`,
-      origin: 'Tollgate',
-      label: 'Tollgate',
-      component: dist.component ?? 'main',
-      architecture: dist.architecture,
-      stanzas,
+      origin: dist.origin,
+      label: dist.label,
+      suite: dist.suite,
+      components: dist.components,
+      architectures: dist.architectures,
       signer,
       sync: this.sync,
     };
   }
 
-  async write(dist: Distribution, entries: readonly string[], signer: Signer): Promise<void> {
+  async write(dist: Distribution, entries: readonly IndexEntry[], signer: Signer): Promise<void> {
     this.states.delete(dist.codename);
-    const result = await publishAptDistribution(this.options(dist, entries, signer));
+    const result = await publishAptDistribution({ ...this.options(dist, signer), entries: entries.map(aptEntry) });
     this.states.set(dist.codename, result.state);
   }
 
-  async writeBatches(dist: Distribution, batches: AsyncIterable<readonly string[]>, signer: Signer): Promise<void> {
+  async writeBatches(dist: Distribution, batches: AsyncIterable<readonly IndexEntry[]>, signer: Signer): Promise<void> {
     this.states.delete(dist.codename);
-    const result = await publishAptDistribution({ ...this.options(dist, [], signer), batches });
+    const result = await publishAptDistribution({ ...this.options(dist, signer), batches: aptBatches(batches) });
     this.states.set(dist.codename, result.state);
   }
 
-  async append(dist: Distribution, entries: readonly string[], signer: Signer): Promise<boolean> {
+  async append(dist: Distribution, entries: readonly IndexEntry[], signer: Signer): Promise<boolean> {
     const previous = this.states.get(dist.codename);
     if (!previous) return false;
     this.states.delete(dist.codename);
-    const result = await appendAptDistribution({ ...this.options(dist, entries, signer), previous });
+    const result = await appendAptDistribution({ ...this.options(dist, signer), entries: entries.map(aptEntry), previous });
     if (!result) return false;
     this.states.set(dist.codename, result.state);
     return true;

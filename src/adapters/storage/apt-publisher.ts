@@ -1,7 +1,8 @@
 /**
  * Publish one APT distribution to disk so that a client never sees a half-published state:
- *   1. build Packages, compress to .gz and .xz, hash every variant — or, when only packages were
- *      added since the last publish by this process, append them to the previous files;
+ *   1. for every component and architecture, build Packages, compress to .gz and .xz, hash every
+ *      variant — or, when only packages were added since the last publish by this process, append
+ *      them to the previous files of the indexes they belong to;
  *   2. write the `by-hash/` copies (content-addressed, so a client holding an older InRelease
  *      still finds the files it names);
  *   3. replace Packages, Packages.gz, Packages.xz;
@@ -17,29 +18,44 @@ import { packagesIndex } from '../../domain/repo/apt/stanza.js';
 import type { Signer } from '../signing/signer.js';
 import { appendToIndex, pruneByHash, writeFullIndex, writtenVariants, type AptIndexState, type IndexFileOptions } from './apt-index-files.js';
 import { writeFileAtomic } from './atomic.js';
+import { Demultiplexer } from './demultiplexer.js';
 import type { XzOptions } from './xz.js';
 
-export type { AptIndexState } from './apt-index-files.js';
+/** One package's stanza and where it is listed: its component, and its architecture (`all`: every one). */
+export interface AptEntry {
+  component: string;
+  arch: string;
+  stanza: string;
+}
+
+/** The index files of every component/architecture of a distribution, as this process last wrote them. */
+export interface AptDistributionState {
+  distDir: string;
+  /** By index path (`main/binary-amd64`). */
+  indexes: Map<string, AptIndexState>;
+}
 
 /** What to publish, and how. */
 export interface AptPublishOptions {
   /** The APT root that holds `dists/` and `pool/`, e.g. `<DATA_DIR>/repo/apt`. */
   repoRoot: string;
   codename: string;
-  /** Package stanzas in their final, deterministic order (see `packageStanza`). */
-  stanzas: readonly string[];
-  /** Instead of `stanzas`, for a full publish: the stanzas in batches, read as they are written. */
-  batches?: AsyncIterable<readonly string[]>;
+  /** The packages, in their final, deterministic order (see `packageStanza`). */
+  entries?: readonly AptEntry[];
+  /** Instead of `entries`, for a full publish: the entries in batches, read as they are written. */
+  batches?: AsyncIterable<readonly AptEntry[]>;
+  /** Shorthand for `entries` all in the first component and architecture. */
+  stanzas?: readonly string[];
   signer: Signer;
   origin: string;
   label: string;
   /** Default: the codename. */
   suite?: string;
   description?: string;
-  /** Default `main`. */
-  component?: string;
-  /** Default `amd64` (`all` packages are listed there too). */
-  architecture?: string;
+  /** Default `['main']`. */
+  components?: readonly string[];
+  /** Default `['amd64']` (`all` packages are listed in each). */
+  architectures?: readonly string[];
   /** Release date; default SOURCE_DATE_EPOCH if set, else now. */
   date?: Date;
   /** Adds `Valid-Until: date + validForSeconds`. */
@@ -64,7 +80,7 @@ export interface AptPublishResult {
   files: ReleaseFileEntry[];
   timings: { build: number; compress: number; sign: number; write: number; total: number };
   /** Keep it for `appendAptDistribution`. */
-  state: AptIndexState;
+  state: AptDistributionState;
   mode: 'full' | 'append';
 }
 
@@ -83,16 +99,38 @@ function serialised<T>(o: AptPublishOptions, task: () => Promise<T>): Promise<T>
   return next;
 }
 
-function layout(o: AptPublishOptions) {
-  const component = o.component ?? 'main';
-  const arch = o.architecture ?? 'amd64';
-  for (const [what, value] of [['codename', o.codename], ['component', component], ['architecture', arch]] as const) {
-    if (!NAME.test(value)) throw new DomainError('invalid', 'bad_distribution', `invalid ${what} ${JSON.stringify(value)}`);
-  }
-  const distDir = join(o.repoRoot, 'dists', o.codename);
-  const indexRel = `${component}/binary-${arch}`;
-  return { component, arch, distDir, indexRel, indexDir: join(distDir, indexRel) };
+interface Layout {
+  components: readonly string[];
+  architectures: readonly string[];
+  distDir: string;
+  /** Index paths (`<component>/binary-<arch>`), components first then architectures, as Release lists them. */
+  indexRels: string[];
+  /** The indexes an entry is listed in. */
+  route(entry: AptEntry): string[];
 }
+
+function layout(o: AptPublishOptions): Layout {
+  const components = o.components ?? ['main'];
+  const architectures = o.architectures ?? ['amd64'];
+  for (const [what, values] of [['codename', [o.codename]], ['component', components], ['architecture', architectures]] as const) {
+    if (values.length === 0) throw new DomainError('invalid', 'bad_distribution', `no ${what}`);
+    for (const value of values) {
+      if (!NAME.test(value)) throw new DomainError('invalid', 'bad_distribution', `invalid ${what} ${JSON.stringify(value)}`);
+    }
+  }
+  const indexRels = components.flatMap((c) => architectures.map((a) => `${c}/binary-${a}`));
+  const known = new Set(indexRels);
+  return {
+    components,
+    architectures,
+    distDir: join(o.repoRoot, 'dists', o.codename),
+    indexRels,
+    route: (e) => (e.arch === 'all' ? architectures.map((a) => `${e.component}/binary-${a}`) : [`${e.component}/binary-${e.arch}`]).filter((rel) => known.has(rel)),
+  };
+}
+
+const entriesOf = (o: AptPublishOptions, l: Layout): readonly AptEntry[] =>
+  o.entries ?? (o.stanzas ?? []).map((stanza) => ({ component: l.components[0]!, arch: l.architectures[0]!, stanza }));
 
 /**
  * Appends between full rewrites. Each append adds a gzip member and an xz block of a few stanzas,
@@ -103,41 +141,59 @@ const MAX_APPENDS = 200;
 
 const fileOptions = (o: AptPublishOptions): IndexFileOptions => ({ maxAppends: o.maxAppends ?? MAX_APPENDS, gzipLevel: o.gzipLevel ?? 6, xz: o.xz ?? {}, sync: o.sync !== false });
 
-/** Build, sign and atomically publish `dists/<codename>/` from every stanza. */
+/** Build, sign and atomically publish `dists/<codename>/` from every entry. */
 export function publishAptDistribution(options: AptPublishOptions): Promise<AptPublishResult> {
   return serialised(options, async () => {
     const t0 = performance.now();
     const l = layout(options);
     const t1 = performance.now();
-    const batches = options.batches ?? (async function* () { yield options.stanzas; })();
-    const state = await writeFullIndex(l.indexDir, batches, fileOptions(options));
+    const source = options.batches ?? (async function* () { yield entriesOf(options, l); })();
+    // One pass over the entries feeds every index as it is written (memory stays flat).
+    const split = new Demultiplexer(source, l.indexRels, (e: AptEntry) => l.route(e), (e) => e.stanza);
+    const states = await Promise.all(l.indexRels.map((rel) => writeFullIndex(join(l.distDir, rel), split.stream(rel), fileOptions(options)).finally(() => split.close(rel))));
+    const state: AptDistributionState = { distDir: l.distDir, indexes: new Map(l.indexRels.map((rel, i) => [rel, states[i]!])) };
     return release(options, l, state, 'full', t0, t1);
   });
 }
 
 /**
- * Publishes `options.stanzas` appended to the index this process last wrote (`previous`): only
- * the new bytes are compressed and hashed. Null when the previous files cannot be extended; the
- * caller then publishes in full.
+ * Publishes `options.entries` appended to the indexes this process last wrote (`previous`): only
+ * the new bytes are compressed and hashed, only the indexes they belong to change. Null when the
+ * previous files cannot be extended; the caller then publishes in full.
  */
-export function appendAptDistribution(options: AptPublishOptions & { previous: AptIndexState }): Promise<AptPublishResult | null> {
+export function appendAptDistribution(options: AptPublishOptions & { previous: AptDistributionState }): Promise<AptPublishResult | null> {
   return serialised(options, async () => {
     const t0 = performance.now();
     const l = layout(options);
-    if (options.previous.indexDir !== l.indexDir) return null;
-    const added = Buffer.from(packagesIndex(options.stanzas));
+    const previous = options.previous;
+    if (previous.distDir !== l.distDir || previous.indexes.size !== l.indexRels.length || !l.indexRels.every((rel) => previous.indexes.has(rel))) return null;
+    const added = new Map<string, string[]>();
+    for (const entry of entriesOf(options, l)) {
+      for (const rel of l.route(entry)) {
+        let list = added.get(rel);
+        if (!list) added.set(rel, (list = []));
+        list.push(entry.stanza);
+      }
+    }
+    const opts = fileOptions(options);
+    // Checked for all before any changes: an index is never left extended under an old Release.
+    if ([...added.keys()].some((rel) => previous.indexes.get(rel)!.appends >= opts.maxAppends)) return null;
     const t1 = performance.now();
-    const state = await appendToIndex(options.previous, added, fileOptions(options));
-    if (!state) return null;
-    return release(options, l, state, 'append', t0, t1);
+    const indexes = new Map(previous.indexes);
+    for (const [rel, stanzas] of added) {
+      const next = await appendToIndex(previous.indexes.get(rel)!, Buffer.from(packagesIndex(stanzas)), opts);
+      if (!next) return null;
+      indexes.set(rel, next);
+    }
+    return release(options, l, { distDir: l.distDir, indexes }, 'append', t0, t1, new Set(added.keys()));
   });
 }
 
 /** Release from the recorded digests, signed; Release, Release.gpg and InRelease replaced last. */
-async function release(o: AptPublishOptions, l: ReturnType<typeof layout>, state: AptIndexState, mode: 'full' | 'append', t0: number, t1: number): Promise<AptPublishResult> {
+async function release(o: AptPublishOptions, l: Layout, state: AptDistributionState, mode: 'full' | 'append', t0: number, t1: number, changed?: Set<string>): Promise<AptPublishResult> {
   const t2 = performance.now();
   const date = o.date ?? releaseDate(process.env, new Date());
-  const files: ReleaseFileEntry[] = writtenVariants(state).map((v) => ({ path: `${l.indexRel}/${v.name}`, ...v.digests }));
+  const files: ReleaseFileEntry[] = l.indexRels.flatMap((rel) => writtenVariants(state.indexes.get(rel)!).map((v) => ({ path: `${rel}/${v.name}`, ...v.digests })));
   const text = releaseFile({
     origin: o.origin,
     label: o.label,
@@ -145,8 +201,8 @@ async function release(o: AptPublishOptions, l: ReturnType<typeof layout>, state
     codename: o.codename,
     date,
     validUntil: o.validForSeconds ? new Date(date.getTime() + o.validForSeconds * 1000) : null,
-    architectures: [l.arch],
-    components: [l.component],
+    architectures: [...l.architectures],
+    components: [...l.components],
     description: o.description ?? null,
     acquireByHash: true,
     files,
@@ -158,12 +214,10 @@ async function release(o: AptPublishOptions, l: ReturnType<typeof layout>, state
   const writeOpts = { noSync: o.sync === false };
   await Promise.all([writeFileAtomic(join(l.distDir, 'Release'), text, writeOpts), writeFileAtomic(join(l.distDir, 'Release.gpg'), releaseGpg, writeOpts)]);
   await writeFileAtomic(join(l.distDir, 'InRelease'), inRelease, writeOpts);
-  await pruneByHash(
-    l.indexDir,
-    state,
-    { keep: o.keepGenerations ?? 3, minAgeSeconds: o.byHashMinAgeSeconds ?? 60, maxKept: o.maxKeptGenerations ?? 20, sweep: mode === 'full' },
-    o.sync !== false,
-  );
+  const prune = { keep: o.keepGenerations ?? 3, minAgeSeconds: o.byHashMinAgeSeconds ?? 60, maxKept: o.maxKeptGenerations ?? 20, sweep: mode === 'full' };
+  for (const rel of l.indexRels) {
+    if (!changed || changed.has(rel)) await pruneByHash(join(l.distDir, rel), state.indexes.get(rel)!, prune, o.sync !== false);
+  }
   const t4 = performance.now();
   return {
     release: text,

@@ -112,6 +112,10 @@ export class FsPackageFiles implements PackageFiles {
     await rm(this.repoPath(poolPath), { force: true });
   }
 
+  async removePublishedTree(path: string): Promise<void> {
+    await rm(this.repoPath(path), { recursive: true, force: true });
+  }
+
   async isPublished(poolPath: string): Promise<boolean> {
     return exists(this.repoPath(poolPath));
   }

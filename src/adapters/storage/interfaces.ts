@@ -41,6 +41,8 @@ export interface PackageFiles {
   publish(sha256: string, poolPath: string): Promise<void>;
   /** Removes `poolPath` from the published tree; no error when already gone. */
   unpublish(poolPath: string): Promise<void>;
+  /** Removes a folder of the published tree and all it holds (a retired distribution's `apt/dists/<codename>`). */
+  removePublishedTree(path: string): Promise<void>;
   /** Whether `poolPath` is in the published tree. */
   isPublished(poolPath: string): Promise<boolean>;
   /**
@@ -67,17 +69,26 @@ export interface PublishedFile {
   close(): Promise<void>;
 }
 
+/** A package's stored index text (APT stanza, RPM repodata chunks) and where it is listed. */
+export interface IndexEntry {
+  /** APT component (`main` for RPM). */
+  component: string;
+  /** The package's architecture: `all`/`noarch` ones are listed under every architecture. */
+  arch: string;
+  text: string;
+}
+
 /** Writes one distribution's signed index from the stored per-package entries, atomically. */
 export interface IndexWriter {
   /** Writes the whole index from every entry. */
-  write(dist: Distribution, entries: readonly string[], signer: Signer): Promise<void>;
+  write(dist: Distribution, entries: readonly IndexEntry[], signer: Signer): Promise<void>;
   /** Same, reading the entries in batches as it writes them (memory stays flat however many). */
-  writeBatches?(dist: Distribution, batches: AsyncIterable<readonly string[]>, signer: Signer): Promise<void>;
+  writeBatches?(dist: Distribution, batches: AsyncIterable<readonly IndexEntry[]>, signer: Signer): Promise<void>;
   /**
    * Adds entries to the index this writer last wrote for the distribution; false when it cannot
    * (nothing written by this process yet, files changed underneath), and the caller writes in full.
    */
-  append?(dist: Distribution, entries: readonly string[], signer: Signer): Promise<boolean>;
+  append?(dist: Distribution, entries: readonly IndexEntry[], signer: Signer): Promise<boolean>;
   /** Drops what the writer remembers of a distribution (another process published it). */
   forget?(codename: string): void;
 }

@@ -5,7 +5,7 @@ import { writeFileAtomic } from './atomic.js';
 import type { Distribution } from '../../domain/distributions.js';
 import { RepodataBuilder, type PackageChunks } from '../../domain/repo/rpm/assemble.js';
 import { rpmTreeRoot } from '../../domain/repo/rpm/tree.js';
-import type { IndexWriter } from './interfaces.js';
+import type { IndexEntry, IndexWriter } from './interfaces.js';
 
 /** How many earlier repodata generations stay on disk for clients still reading them. */
 const KEEP_GENERATIONS = 3;
@@ -41,11 +41,12 @@ export class RpmIndexWriter implements IndexWriter {
     private readonly now: () => Date = () => new Date(),
   ) {}
 
-  async write(dist: Distribution, entries: readonly string[], signer: Signer): Promise<void> {
+  async write(dist: Distribution, entries: readonly IndexEntry[], signer: Signer): Promise<void> {
     const root = join(this.repoDir, rpmTreeRoot(dist));
     const state = this.states.get(dist.codename) ?? { parsed: new Map<string, PackageChunks>(), builder: new RepodataBuilder() };
     const parsed = new Map<string, PackageChunks>();
-    const chunks = entries.map((e) => {
+    // One architecture per RPM distribution: every entry (its own arch or noarch) is listed.
+    const chunks = entries.map(({ text: e }) => {
       const c = parsed.get(e) ?? state.parsed.get(e) ?? (JSON.parse(e) as PackageChunks);
       parsed.set(e, c);
       return c;

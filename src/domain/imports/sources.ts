@@ -85,7 +85,7 @@ export function defineSource(input: SourceInput, base: SourceDefinition | null =
     if (!url) throw invalid('invalid_source', 'url is required for apt sources', 'url');
     if (!suite || !SUITE.test(suite) || suite.split('/').includes('..')) throw invalid('invalid_source', 'suite is required: a suite or codename such as "bookworm"', 'suite');
     const components = pick('components', base?.components) ?? ['main'];
-    const architectures = pick('architectures', base?.architectures) ?? [dist.architecture];
+    const architectures = pick('architectures', base?.architectures) ?? [...dist.architectures];
     checkWords(components, 'components');
     checkWords(architectures, 'architectures');
     return { name, type, url: checkUpstreamUrl(url, 'url'), suite, components, architectures, baseurl: null, key, allowUnsigned, distribution };

@@ -36,6 +36,8 @@ export const noFindings = (): FindingCounts => ({ critical: 0, high: 0, medium: 
  */
 export interface UploadState {
   distribution: Distribution;
+  /** The APT component the package goes to (`main` for RPM). */
+  component: string;
   /** Temp file holding the upload. */
   path: string;
   file: FileFacts;

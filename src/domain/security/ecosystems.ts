@@ -3,7 +3,7 @@
  * whether its advisories name source or binary packages. The codenames and ecosystems themselves
  * come from the single distribution table (src/domain/distributions.ts).
  */
-import { DISTRIBUTIONS } from '../distributions.js';
+import { allDistributions } from '../distributions.js';
 import type { PackageFormat } from './types.js';
 
 /** One distribution's view of the vulnerability data. */
@@ -22,20 +22,24 @@ export interface DistroEcosystem {
 /** Families whose advisories name source packages (the others name binary packages). */
 const SOURCE_NAMING_ECOSYSTEMS = /^(?:Debian|Ubuntu|openSUSE|SUSE):/;
 
-/** Codename → ecosystem, derived from the one distribution table (src/domain/distributions.ts). */
-export const DISTRO_ECOSYSTEMS: readonly DistroEcosystem[] = DISTRIBUTIONS.map((d) => ({
-  codename: d.codename,
-  format: d.format,
-  ecosystem: d.osvEcosystem,
-  advisories_name: SOURCE_NAMING_ECOSYSTEMS.test(d.osvEcosystem) ? 'source' : 'binary',
-}));
+/** Codename → ecosystem of every current distribution (src/domain/distributions.ts); a distribution without one has no entry. */
+export function distroEcosystems(): DistroEcosystem[] {
+  return allDistributions()
+    .filter((d) => d.osvEcosystem !== '')
+    .map((d) => ({
+      codename: d.codename,
+      format: d.format,
+      ecosystem: d.osvEcosystem,
+      advisories_name: SOURCE_NAMING_ECOSYSTEMS.test(d.osvEcosystem) ? 'source' : 'binary',
+    }));
+}
 
 /** The ecosystem entry of a codename, or undefined for an unknown codename. */
 export function ecosystemForCodename(codename: string): DistroEcosystem | undefined {
-  return DISTRO_ECOSYSTEMS.find((d) => d.codename === codename);
+  return distroEcosystems().find((d) => d.codename === codename);
 }
 
 /** Every codename whose advisories come from `ecosystem` (several codenames may share one). */
 export function codenamesForEcosystem(ecosystem: string): string[] {
-  return DISTRO_ECOSYSTEMS.filter((d) => d.ecosystem === ecosystem).map((d) => d.codename);
+  return distroEcosystems().filter((d) => d.ecosystem === ecosystem).map((d) => d.codename);
 }

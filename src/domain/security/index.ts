@@ -2,7 +2,7 @@
 export * from './types.js';
 export { scoreCvss, severityFromScore, type CvssResult } from './cvss.js';
 export { chooseSeverity, severityFromUrgency, DEFAULT_UNKNOWN_SEVERITY } from './severity.js';
-export { DISTRO_ECOSYSTEMS, ecosystemForCodename, codenamesForEcosystem, type DistroEcosystem } from './ecosystems.js';
+export { distroEcosystems, ecosystemForCodename, codenamesForEcosystem, type DistroEcosystem } from './ecosystems.js';
 export { normalizeOsvRecord, type OsvNormalizeResult } from './osv.js';
 export { DPKG_SCHEME, RPM_SCHEME, defaultVersionScheme, type VersionScheme } from './version-scheme.js';
 export { matchPackage, advisoryLookupFromRows, type AdvisoryLookup, type MatchOptions } from './matcher.js';

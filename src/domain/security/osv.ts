@@ -19,7 +19,7 @@
 import { chooseSeverity, type CvssCandidate } from './severity.js';
 import type { AdvisoryRange, AdvisoryRow } from './types.js';
 
-export { DISTRO_ECOSYSTEMS, ecosystemForCodename, type DistroEcosystem } from './ecosystems.js';
+export { distroEcosystems, ecosystemForCodename, type DistroEcosystem } from './ecosystems.js';
 
 /** Bounds on one record: anything larger is treated as malformed. */
 export const OSV_LIMITS = {

@@ -9,7 +9,7 @@ import { inspectedFromRow, type SyncReport } from '../../services/packages/lifec
 import { installableRow, installInstructions } from '../../services/packages/install.js';
 import { providesLookup } from '../../services/packages/provides.js';
 import { parseStoredFindings } from '../../services/security/findings-store.js';
-import { actorOf } from '../auth-hook.js';
+import { actorOf, principalOf } from '../auth-hook.js';
 import { notFound } from '../errors.js';
 import { PackageFormatOut, PackageListItemOut, PackageVersionOut, StoredStepOut } from '../package-schemas.js';
 import { answering, errorResponses, Nullable, Page, PageQuery, pageOf } from '../schemas.js';
@@ -51,7 +51,7 @@ const VersionOut = Type.Object({ ...versionDetailFields, items: Type.Array(Type.
 const installFields = { format: Type.String(), distribution: Type.String(), key_url: Type.String(), commands: Type.Array(Type.String()) };
 /** APT (`format: deb`) gets a sources line signed by the key, dnf (`rpm`) a .repo file; both the commands to paste. */
 const InstallOut = answering<ReturnType<typeof installInstructions>>()(Type.Union([
-  Type.Object({ ...installFields, source_line: Type.String() }),
+  Type.Object({ ...installFields, source_line: Type.String(), auth_conf: Type.Optional(Type.String({ description: "Private distributions: the apt auth.conf.d entry; the commands fill in $TOLLGATE_TOKEN" })) }),
   Type.Object({ ...installFields, repo_file: Type.String() }),
 ]));
 
@@ -141,7 +141,7 @@ export async function artifactRoutes(app: App, ctx: AppContext): Promise<void> {
     const rows = await rowsOr404(request.params.name, request.query);
     const row = installableRow(rows, request.query.version);
     const base = (await ctx.settings.get('app_url')) ?? ctx.config.appUrl;
-    return installInstructions(base, findDistribution(row.distribution)!, row);
+    return installInstructions(base, findDistribution(row.distribution)!, row, principalOf(request).user.username);
   });
 
   app.get('/artifacts/:name/:version', {

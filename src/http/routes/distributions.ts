@@ -17,10 +17,21 @@ const DistributionOut = answering<Awaited<ReturnType<Catalog['distributions']>>[
   codename: Type.String(),
   description: Type.String(),
   format: PackageFormatOut,
+  /** The first index architecture (the only one of a built-in distribution). */
   architecture: Type.String(),
-  /** What uploads may carry: the architecture and the architecture-independent one (`all`, `noarch`). */
+  /** What uploads may carry: the index architectures and the architecture-independent one (`all`, `noarch`). */
   architectures: Type.Array(Type.String()),
+  /** The architectures an index is published for. */
+  index_architectures: Type.Array(Type.String()),
+  /** The default component of uploads (APT), null for RPM. */
   component: Nullable(Type.String()),
+  components: Type.Array(Type.String()),
+  suite: Type.String(),
+  origin: Type.String(),
+  label: Type.String(),
+  /** Reading its files under /repo/ needs credentials. */
+  private: Type.Boolean(),
+  built_in: Type.Boolean(),
   /** Packages in the signed index. */
   package_count: Type.Integer(),
   osv_ecosystem: Type.String(),
@@ -30,9 +41,62 @@ const DistributionOut = answering<Awaited<ReturnType<Catalog['distributions']>>[
   up_to_date: Type.Boolean(),
 }));
 
+const NameList = Type.Array(Type.String({ minLength: 1, maxLength: 50 }), { minItems: 1, maxItems: 16 });
+/** A definition: every field optional in a change; `codename` and `format` required to create (checked in the domain). */
+const DefinitionFields = {
+  description: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  suite: Type.Optional(Type.String({ minLength: 1, maxLength: 50 })),
+  origin: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+  label: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+  components: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 50 }), { maxItems: 16 })),
+  architectures: Type.Optional(NameList),
+  osv_ecosystem: Type.Optional(Type.String({ maxLength: 100 })),
+  scanner_distro: Type.Optional(Type.String({ maxLength: 100 })),
+  private: Type.Optional(Type.Boolean()),
+};
+
 export async function distributionRoutes(app: App, ctx: AppContext): Promise<void> {
   const catalog = new Catalog(ctx.db);
   const lifecycle = ctx.repo.lifecycle;
+  const distributions = ctx.repo.distributions;
+  const shown = async (codename: string) => (await catalog.distributions()).find((d) => d.codename === codename)!;
+
+  app.post('/distributions', {
+    schema: {
+      tags: ['distributions'],
+      summary: 'Add a distribution (or revive a retired one): its empty index is published and signed at once',
+      body: Type.Object({ codename: Codename, format: Type.Union([Type.Literal('deb'), Type.Literal('rpm')]), ...DefinitionFields }, { additionalProperties: false }),
+      response: { ...errorResponses, 201: DistributionOut },
+    },
+  }, async (request, reply) => {
+    const dist = await distributions.create(request.body, actorOf(request));
+    return reply.code(201).send(await shown(dist.codename));
+  });
+
+  app.patch('/distributions/:codename', {
+    schema: {
+      tags: ['distributions'],
+      summary: 'Change a distribution: Release fields, components, architectures, scanner ecosystem, private read access',
+      params: Type.Object({ codename: Codename }),
+      body: Type.Object(DefinitionFields, { additionalProperties: false }),
+      response: { ...errorResponses, 200: DistributionOut },
+    },
+  }, async (request) => {
+    const dist = await distributions.update(request.params.codename, request.body, actorOf(request));
+    return shown(dist.codename);
+  });
+
+  app.delete('/distributions/:codename', {
+    schema: {
+      tags: ['distributions'],
+      summary: 'Retire a distribution: its published tree is removed, its packages are kept until deleted',
+      params: Type.Object({ codename: Codename }),
+      response: { ...errorResponses, 200: Type.Object({ retired: Type.String() }) },
+    },
+  }, async (request) => {
+    await distributions.retire(request.params.codename, actorOf(request));
+    return { retired: request.params.codename };
+  });
 
   app.get('/distributions', {
     schema: { tags: ['distributions'], summary: 'Every distribution with its format, architecture, component and package count', response: { ...errorResponses, 200: Type.Array(DistributionOut) } },

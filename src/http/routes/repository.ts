@@ -3,7 +3,9 @@
  * Last-Modified, conditional requests and single byte ranges; which file a request names is
  * decided here, from the path decoded once.
  */
+import type { FastifyRequest } from 'fastify';
 import type { AppContext } from '../../services/context.js';
+import { RepositoryAccess } from '../../services/repository-access.js';
 import { badRequest, HttpError } from '../errors.js';
 import type { App } from '../types.js';
 
@@ -45,8 +47,11 @@ export function repositoryPath(rawUrl: string): { path: string } | { error: Http
 }
 
 /** Indexes change in place; package files and content-addressed objects never do. */
-function cacheControl(path: string): string {
-  return /\.(deb|rpm)$|by-hash|[0-9a-f]{64}-/.test(path) ? 'public, max-age=31536000, immutable' : 'no-cache';
+function cacheControl(path: string, isPrivate: boolean): string {
+  const immutable = /\.(deb|rpm)$|by-hash|[0-9a-f]{64}-/.test(path);
+  // A private file must not be kept by shared caches (a proxy would serve it to anyone).
+  if (isPrivate) return immutable ? 'private, max-age=31536000, immutable' : 'private, no-cache';
+  return immutable ? 'public, max-age=31536000, immutable' : 'no-cache';
 }
 
 /** A single `bytes=` range of a file of `size` bytes: the one to send, null to send it all, or 'unsatisfiable'. */
@@ -65,10 +70,38 @@ export function byteRange(header: string | undefined, size: number): { start: nu
   return { start, end };
 }
 
+/** The token a repository client sends: HTTP Basic's password (apt auth.conf, dnf username/password) or a Bearer token. */
+export function repositoryCredential(header: string | undefined): string | null {
+  if (!header) return null;
+  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  if (bearer) return bearer[1]!;
+  const basic = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header);
+  if (!basic) return null;
+  const decoded = Buffer.from(basic[1]!, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  return colon === -1 ? null : decoded.slice(colon + 1) || null;
+}
+
+const needsCredentials = (detail: string, code: string) =>
+  new HttpError(401, code, detail, {}, { 'WWW-Authenticate': 'Basic realm="Tollgate repository", charset="UTF-8"' });
+
+/** Lets a request for a private distribution's file through only with valid credentials. */
+async function checkReadAccess(ctx: AppContext, access: RepositoryAccess, request: FastifyRequest, path: string): Promise<boolean> {
+  const guards = await access.guardsOf(path);
+  if (!guards) return false;
+  const token = repositoryCredential(request.headers.authorization);
+  if (!token) throw needsCredentials(`${guards.join(', ')} is private: send an API token as the HTTP Basic password`, 'not_authenticated');
+  const principal = await ctx.auth.authenticate(token);
+  if ('error' in principal) throw needsCredentials(principal.error === 'inactive' ? 'This account is deactivated' : 'Invalid or expired credentials', principal.error === 'inactive' ? 'account_disabled' : 'invalid_token');
+  return true;
+}
+
 export async function repositoryRoutes(app: App, ctx: AppContext): Promise<void> {
+  const access = new RepositoryAccess(ctx.db);
   app.get(`${REPO_PREFIX}*`, { schema: { hide: true } }, async (request, reply) => {
     const target = repositoryPath(request.url);
     if ('error' in target) throw target.error;
+    const isPrivate = await checkReadAccess(ctx, access, request, target.path);
     // Size, date and bytes all come from one open file: an index replaced by a publish while it
     // is served goes out whole, as it was (a stat followed by an open of the path could announce
     // one length and send another file's bytes).
@@ -78,7 +111,7 @@ export async function repositoryRoutes(app: App, ctx: AppContext): Promise<void>
     const lastModified = file.modified.toUTCString();
     const type = CONTENT_TYPES.find(([pattern]) => pattern.test(target.path));
     reply.header('content-type', type ? type[1] : 'application/octet-stream');
-    reply.header('cache-control', cacheControl(target.path));
+    reply.header('cache-control', cacheControl(target.path, isPrivate));
     reply.header('etag', etag);
     reply.header('last-modified', lastModified);
     reply.header('accept-ranges', 'bytes');

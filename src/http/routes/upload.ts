@@ -33,6 +33,8 @@ function asClientError(error: unknown): unknown {
 interface ParsedUpload {
   file: HashedTempFile;
   distribution: string;
+  /** APT component (default: the distribution's first). */
+  component: string | null;
   sha256: string | null;
 }
 
@@ -77,7 +79,7 @@ async function readUploadForm(request: FastifyRequest, ctx: AppContext): Promise
     await ctx.repo.files.discard(file!.path);
     throw new DomainError('invalid', 'unknown_distribution', `Unknown distribution ${fields.distribution}`);
   }
-  return { file: file!, distribution: fields.distribution!, sha256: fields.sha256 ?? null };
+  return { file: file!, distribution: fields.distribution!, component: fields.component || null, sha256: fields.sha256 ?? null };
 }
 
 function sse(reply: FastifyReply, event: string, data: unknown): void {
@@ -89,7 +91,7 @@ export async function uploadRoutes(app: App, ctx: AppContext): Promise<void> {
     const principal = principalOf(request);
     const form = await readUploadForm(request, ctx);
     return ctx.repo.uploads.upload(
-      { distribution: form.distribution, file: form.file, claimedSha256: form.sha256, user: principal.user.username, ip: request.ip },
+      { distribution: form.distribution, component: form.component, file: form.file, claimedSha256: form.sha256, user: principal.user.username, ip: request.ip },
       observer,
     );
   };
@@ -97,7 +99,7 @@ export async function uploadRoutes(app: App, ctx: AppContext): Promise<void> {
   app.post('/upload', {
     schema: {
       tags: ['upload'],
-      summary: 'Upload a .deb or .rpm (multipart: file, distribution, optional sha256) through the validation pipeline',
+      summary: 'Upload a .deb or .rpm (multipart: file, distribution, optional component and sha256) through the validation pipeline',
       consumes: ['multipart/form-data'],
       response: { ...errorResponses, 200: UploadResultSchema, 201: UploadResultSchema, 422: Type.Union([UploadResultSchema, ErrorBody]) },
     },
@@ -124,7 +126,7 @@ export async function uploadRoutes(app: App, ctx: AppContext): Promise<void> {
     };
     try {
       const answer = await ctx.repo.uploads.upload(
-        { distribution: form.distribution, file: form.file, claimedSha256: form.sha256, user: principal.user.username, ip: request.ip },
+        { distribution: form.distribution, component: form.component, file: form.file, claimedSha256: form.sha256, user: principal.user.username, ip: request.ip },
         observer,
       );
       sse(reply, 'result', { http_status: answer.httpStatus, ...answer.body });

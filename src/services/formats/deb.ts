@@ -44,8 +44,8 @@ export const debHandler: FormatHandler<DebInspected> = {
     };
   },
 
-  poolPath(pkg) {
-    return APT_ROOT + debPoolPath({ name: pkg.name, version: pkg.version, architecture: pkg.arch, source: pkg.sourceName });
+  poolPath(pkg, _dist, component) {
+    return APT_ROOT + debPoolPath({ name: pkg.name, version: pkg.version, architecture: pkg.arch, source: pkg.sourceName, component });
   },
 
   indexEntry(pkg, facts: FileFacts, poolPath) {
@@ -93,7 +93,7 @@ export const debHandler: FormatHandler<DebInspected> = {
     const index = buildPackageIndex([...published.values()].map((p) => ({ ...p, provides: p.provided.join(', ') || null })));
     const result = checkDependencies({ depends: relations.depends, preDepends: relations.preDepends }, index, {
       packageArch: pkg.arch,
-      nativeArch: dist.architecture,
+      nativeArch: pkg.arch === 'all' ? dist.architectures[0]! : pkg.arch,
     });
     return { all_satisfied: result.all_satisfied, missing: result.missing.map((m) => ({ relation: m.relation, reason: m.reason })), install_blocked: result.install_blocked };
   },

@@ -47,7 +47,7 @@ export const rpmHandler: FormatHandler<RpmInspected> = {
     };
   },
 
-  poolPath(pkg, dist, rewritten) {
+  poolPath(pkg, dist, _component, rewritten) {
     const folder = `${rpmTreeRoot(dist)}Packages/${pkg.repositoryFilename[0]!.toLowerCase()}/`;
     return `${folder}${rewritten ? `${rewritten.slice(0, 16)}/` : ''}${pkg.repositoryFilename}`;
   },

@@ -40,7 +40,7 @@ export interface FormatHandler<P extends InspectedPackage = InspectedPackage> {
    * the SHA-256 of a file the repository changed (an RPM it signed): such a file gets a path of
    * its own, so a path never serves two different files (a re-signed copy, a concurrent upload's).
    */
-  poolPath(pkg: P, dist: Distribution, rewritten: string | null): string;
+  poolPath(pkg: P, dist: Distribution, component: string, rewritten: string | null): string;
   /** The package's index text, computed once and stored (APT stanza, RPM repodata chunks). */
   indexEntry(pkg: P, facts: FileFacts, poolPath: string, fileTime: number): string;
   /** The index entry of the same file published at another path (promotion to another distribution). */

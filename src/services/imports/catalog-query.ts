@@ -9,7 +9,7 @@ import {
   catalogLookup, catalogPackagesNamed, catalogProvidersOf, currentGenerations, distributionProvidesAnything, searchCatalog, type CatalogRow,
 } from '../../adapters/db/import-catalog.table.js';
 import { importSourceNames } from '../../adapters/db/import-sources.table.js';
-import { findDistribution } from '../../domain/distributions.js';
+import { acceptedArchitectures, findDistribution } from '../../domain/distributions.js';
 import { DomainError } from '../../domain/errors.js';
 import type { CatalogEntry, DebCatalogRelations } from '../../domain/imports/catalog.js';
 import { resolveClosure, type CatalogPackage, type Closure, type ResolverFormat } from '../../domain/imports/resolve.js';
@@ -130,7 +130,7 @@ export class CatalogQuery {
     if (!dist) throw new DomainError('not_found', 'unknown_distribution', `Unknown distribution ${distribution}`);
     const visible = await this.visible({ distribution });
     if (visible.generations.size === 0) throw catalogEmpty();
-    const accepted = options.arch ? [options.arch, dist.format === 'deb' ? 'all' : 'noarch'] : [...dist.acceptedArchitectures];
+    const accepted = options.arch ? [options.arch, dist.format === 'deb' ? 'all' : 'noarch'] : acceptedArchitectures(dist);
     const lookups = this.lookups(visible, distribution);
     const order = dist.format === 'deb' ? compareDebianVersions : (a: string, b: string) => compareEvr(parseEvr(a), parseEvr(b));
     const roots = (await lookups.byName(name)).filter((p) => accepted.includes(p.arch) && (!options.version || p.version === options.version));

@@ -31,7 +31,7 @@ interface ServedFile {
 function packageRow(state: UploadState, served: ServedFile, status: AdmittedStatus, uploadedBy: string | null): PackageRow {
   const pkg = served.pkg;
   const handler = handlerFor(pkg.format);
-  const poolPath = handler.poolPath(pkg, state.distribution, served.path === state.path ? null : served.facts.sha256);
+  const poolPath = handler.poolPath(pkg, state.distribution, state.component, served.path === state.path ? null : served.facts.sha256);
   const now = isoUtc();
   return {
     id: randomUUID(),
@@ -40,6 +40,7 @@ function packageRow(state: UploadState, served: ServedFile, status: AdmittedStat
     name: pkg.name,
     version: pkg.version,
     arch: pkg.arch,
+    component: state.component,
     status,
     cve_status: state.cveStatus,
     ...served.facts,

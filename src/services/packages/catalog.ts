@@ -2,7 +2,7 @@ import { listDistributions } from '../../adapters/db/distributions.table.js';
 import type { Db } from '../../adapters/db/index.js';
 import { countIndexedPackagesByDistribution, findPackageNamesPage, findPackagesPage, packageVersionsNamed, type PackageRow, type VersionListRow } from '../../adapters/db/packages.table.js';
 import { compareDebianVersions } from '../../domain/deb/version.js';
-import { DISTRIBUTIONS } from '../../domain/distributions.js';
+import { acceptedArchitectures, allDistributions } from '../../domain/distributions.js';
 import { compareEvr, parseEvr } from '../../domain/rpm/vercmp.js';
 import { toApiTime } from '../../domain/time.js';
 
@@ -95,15 +95,22 @@ export class Catalog {
   async distributions() {
     const counts = await countIndexedPackagesByDistribution(this.db);
     const rows = await listDistributions(this.db);
-    return DISTRIBUTIONS.map((d) => {
+    return allDistributions().map((d) => {
       const row = rows.find((r) => r.codename === d.codename);
       return {
         codename: d.codename,
-        description: row?.description ?? d.description,
+        description: d.description,
         format: d.format,
-        architecture: d.architecture,
-        architectures: [...d.acceptedArchitectures],
-        component: d.component,
+        architecture: d.architectures[0]!,
+        architectures: acceptedArchitectures(d),
+        index_architectures: [...d.architectures],
+        component: d.format === 'deb' ? d.components[0]! : null,
+        components: [...d.components],
+        suite: d.suite,
+        origin: d.origin,
+        label: d.label,
+        private: d.private,
+        built_in: d.builtIn,
         package_count: counts.find((c) => c.distribution === d.codename)?.n ?? 0,
         osv_ecosystem: d.osvEcosystem,
         scanner_distro: d.scannerDistro,

@@ -1,6 +1,7 @@
 import type { PackageRow } from '../../adapters/db/packages.table.js';
 import { isIndexed, type Distribution } from '../../domain/distributions.js';
 import { DomainError } from '../../domain/errors.js';
+import { rpmTreeRoot } from '../../domain/repo/rpm/tree.js';
 import { shellQuote as q } from '../../domain/shell.js';
 import { latestRow } from './catalog.js';
 
@@ -27,18 +28,26 @@ export function installableRow(rows: readonly PackageRow[], requestedVersion?: s
  * contents are passed as one quoted printf argument rather than a here-document (which a line
  * equal to its delimiter would end early).
  */
-export function installInstructions(baseUrl: string, dist: Distribution, row: Pick<PackageRow, 'name' | 'version' | 'arch'>) {
+export function installInstructions(baseUrl: string, dist: Distribution, row: Pick<PackageRow, 'name' | 'version' | 'arch'>, username: string) {
   const repo = `${baseUrl}/repo`;
+  // A private distribution is read with the user's API token as the HTTP Basic password. The
+  // token itself is never part of the answer: the commands read it from $TOLLGATE_TOKEN.
+  const host = repo.replace(/^https?:\/\//, '');
   if (dist.format === 'deb') {
     const keyring = '/usr/share/keyrings/tollgate.gpg';
     const keyUrl = `${repo}/keys/tollgate.gpg`;
-    const sourceLine = `deb [signed-by=${keyring}] ${repo}/apt ${dist.codename} main`;
+    const sourceLine = `deb [signed-by=${keyring}] ${repo}/apt ${dist.codename} ${dist.components.join(' ')}`;
+    const authFile = `/etc/apt/auth.conf.d/tollgate-${dist.codename}.conf`;
     return {
       format: 'deb',
       distribution: dist.codename,
       key_url: keyUrl,
       source_line: sourceLine,
+      auth_conf: dist.private ? `machine ${host}/apt/dists/${dist.codename}/ login ${username} password <API token>\nmachine ${host}/apt/pool/ login ${username} password <API token>\n` : undefined,
       commands: [
+        ...(dist.private
+          ? [`printf 'machine %s login %s password %s\\n' ${q(`${host}/apt/dists/${dist.codename}/`)} ${q(username)} "$TOLLGATE_TOKEN" ${q(`${host}/apt/pool/`)} ${q(username)} "$TOLLGATE_TOKEN" | sudo tee ${q(authFile)} > /dev/null && sudo chmod 600 ${q(authFile)}`]
+          : []),
         `curl -fsSL ${q(keyUrl)} | sudo tee ${q(keyring)} > /dev/null`,
         `printf '%s\\n' ${q(sourceLine)} | sudo tee ${q(`/etc/apt/sources.list.d/tollgate-${dist.codename}.list`)}`,
         'sudo apt-get update',
@@ -50,8 +59,9 @@ export function installInstructions(baseUrl: string, dist: Distribution, row: Pi
   const repoFile = [
     `[${id}]`,
     `name=Tollgate ${dist.description}`,
-    `baseurl=${repo}/rpm/${dist.codename}/${dist.architecture}/`,
+    `baseurl=${repo}/${rpmTreeRoot(dist)}`,
     'enabled=1',
+    ...(dist.private ? [`username=${username}`, 'password=<API token>'] : []),
     // Both are signed with the repository key: the metadata (repomd.xml.asc) and every package.
     'gpgcheck=1',
     'repo_gpgcheck=1',
@@ -64,7 +74,9 @@ export function installInstructions(baseUrl: string, dist: Distribution, row: Pi
     key_url: `${repo}/keys/tollgate.asc`,
     repo_file: repoFile,
     commands: [
-      `printf '%s' ${q(repoFile)} | sudo tee ${q(`/etc/yum.repos.d/${id}.repo`)} > /dev/null`,
+      dist.private
+        ? `printf '%s' ${q(repoFile)} | sed "s|<API token>|$TOLLGATE_TOKEN|" | sudo tee ${q(`/etc/yum.repos.d/${id}.repo`)} > /dev/null && sudo chmod 600 ${q(`/etc/yum.repos.d/${id}.repo`)}`
+        : `printf '%s' ${q(repoFile)} | sudo tee ${q(`/etc/yum.repos.d/${id}.repo`)} > /dev/null`,
       `sudo dnf install ${q(`${row.name}-${row.version.replace(/^\d+:/, '')}.${row.arch}`)}`,
     ],
   };

@@ -14,7 +14,7 @@ import {
   packagesInDistribution,
   type PackageRow,
 } from '../../adapters/db/packages.table.js';
-import { DISTRIBUTIONS, findDistribution, isIndexed, type Distribution } from '../../domain/distributions.js';
+import { allDistributions, componentFor, findDistribution, isIndexed, type Distribution } from '../../domain/distributions.js';
 import { DomainError } from '../../domain/errors.js';
 import { UPSTREAM_SIGNER } from '../../domain/rpm/signature-policy.js';
 import type { InspectedPackage } from '../../domain/package.js';
@@ -78,6 +78,8 @@ export class PackageLifecycle {
     private readonly files: PackageFiles,
     private readonly publisher: Publisher,
     private readonly audit: AuditLog,
+    /** Re-reads the distributions after a description changed (DistributionService.refresh). */
+    private readonly refreshDistributions: () => Promise<void>,
   ) {}
 
   rows(name: string, filter: { version?: string; distribution?: string; arch?: string } = {}): Promise<PackageRow[]> {
@@ -143,12 +145,11 @@ export class PackageLifecycle {
    * (all of them when none is named).
    */
   async initialise(codenames: string[] | null, description: string | null, actor: Actor): Promise<string[]> {
-    const chosen = codenames ?? DISTRIBUTIONS.map((d) => d.codename);
+    const chosen = codenames ?? allDistributions().map((d) => d.codename);
     for (const codename of chosen) distributionOrThrow(codename);
-    for (const codename of chosen) {
-      await reinitialiseDistribution(this.db, codename, description);
-      await this.publisher.request(codename);
-    }
+    for (const codename of chosen) await reinitialiseDistribution(this.db, codename, description);
+    if (description) await this.refreshDistributions();
+    for (const codename of chosen) await this.publisher.request(codename);
     await this.audit.record({ action: 'INIT_DISTS', user: actor.username, result: 'SUCCESS', detail: `initialized: ${chosen.join(', ')}`, ip: actor.ip });
     return chosen;
   }
@@ -171,6 +172,8 @@ export class PackageLifecycle {
 
   /** The row already in the target with the same name/version/arch, if any; throws when its bytes differ. */
   private async conflictIn(row: PackageRow, target: Distribution): Promise<PackageRow | undefined> {
+    // The copy goes to the component the package is in: the target must have it.
+    componentFor(target, row.component);
     const existing = await findPackage(this.db, target.codename, row.name, row.version, row.arch);
     if (existing && existing.upload_sha256 !== row.upload_sha256) {
       throw new DomainError('conflict', 'version_exists', `${row.name} ${row.version} (${row.arch}) already exists in ${target.codename} with different content`, {
@@ -187,7 +190,7 @@ export class PackageLifecycle {
     if (existing) return { ...base, status: existing.status, result: 'already_present' };
     const handler = handlerFor(row.format as Distribution['format']);
     const pkg = inspectedFromRow(row);
-    const poolPath = handler.poolPath(pkg, target, rewrittenFile(row));
+    const poolPath = handler.poolPath(pkg, target, componentFor(target, row.component), rewrittenFile(row));
     if (isIndexed(row.status)) await this.files.publish(row.sha256, poolPath);
     const now = isoUtc();
     const copy: PackageRow = {
@@ -214,7 +217,8 @@ export class PackageLifecycle {
    * reports packages whose file is missing and files that no package references, then re-signs.
    */
   async syncIndex(actor: Actor): Promise<SyncReport> {
-    const rows = await indexedPackages(this.db);
+    const active = new Set(allDistributions().map((d) => d.codename));
+    const rows = (await indexedPackages(this.db)).filter((r) => active.has(r.distribution));
     const report: SyncReport = { distributions: [], packages_indexed: rows.length, missing_files: [], unreferenced_files: [], relinked: 0 };
     const referenced = new Set<string>();
     for (const row of rows) {
@@ -231,7 +235,7 @@ export class PackageLifecycle {
     for (const poolPath of await this.files.listPublishedPackages()) {
       if (!referenced.has(poolPath)) report.unreferenced_files.push(poolPath);
     }
-    for (const dist of DISTRIBUTIONS) {
+    for (const dist of allDistributions()) {
       await bumpGeneration(this.db, dist.codename);
       await this.publisher.request(dist.codename);
       report.distributions.push(dist.codename);

@@ -1,3 +1,4 @@
+import { acceptedArchitectures } from '../../domain/distributions.js';
 import { PackageFormatError } from '../../domain/errors.js';
 import { rejectUpload, type PipelineStep, type StepResult, type UploadState } from '../../domain/pipeline/types.js';
 import { handlerFor, sniffFormat } from '../formats/index.js';
@@ -26,8 +27,9 @@ export const formatStep = (deps: Pick<PipelineDeps, 'files'>): PipelineStep => (
       throw error;
     }
     const { arch } = state.pkg;
-    if (!state.distribution.acceptedArchitectures.includes(arch)) {
-      return reject(state, 'wrong_architecture', `architecture ${arch} is not accepted in ${state.distribution.codename} (${state.distribution.acceptedArchitectures.join(', ')})`);
+    const accepted = acceptedArchitectures(state.distribution);
+    if (!accepted.includes(arch)) {
+      return reject(state, 'wrong_architecture', `architecture ${arch} is not accepted in ${state.distribution.codename} (${accepted.join(', ')})`);
     }
     return result('passed', `${state.pkg.name} ${state.pkg.version} (${arch}) is a valid .${format}`, 'valid');
   },

@@ -14,7 +14,7 @@ import type { Signer } from '../../adapters/signing/signer.js';
 import { findDistribution, type PackageFormat } from '../../domain/distributions.js';
 import { DomainError } from '../../domain/errors.js';
 import { isoUtc } from '../../domain/time.js';
-import type { IndexWriter } from '../../adapters/storage/interfaces.js';
+import type { IndexEntry, IndexWriter } from '../../adapters/storage/interfaces.js';
 
 interface Fingerprint {
   count: number;
@@ -42,13 +42,15 @@ const BATCH = 2000;
  * its own query, so rows committed meanwhile may be included: `written` fingerprints exactly the
  * rows yielded, which is what the index then holds.
  */
-async function* indexedEntries(db: Db, codename: string, written: Fingerprint): AsyncGenerator<string[]> {
+const entryOf = (r: { index_entry: string; component: string; arch: string }): IndexEntry => ({ component: r.component, arch: r.arch, text: r.index_entry });
+
+async function* indexedEntries(db: Db, codename: string, written: Fingerprint): AsyncGenerator<IndexEntry[]> {
   let after: { seq: number; id: string } | null = null;
   for (;;) {
     const rows = await indexEntriesPage(db, codename, after, BATCH);
     if (rows.length === 0) return;
     for (const r of rows) addSeq(written, Number(r.seq));
-    yield rows.map((r) => r.index_entry);
+    yield rows.map(entryOf);
     const last = rows.at(-1)!;
     after = { seq: Number(last.seq), id: last.id };
     if (rows.length < BATCH) return;
@@ -147,7 +149,7 @@ export class Publisher {
         const expected = fresh.reduce((f, r) => addSeq(f, Number(r.seq)), { ...last.fingerprint });
         // Read after `fresh`: equal only if nothing but these additions happened since the last run.
         const current = await indexFingerprint(db, codename);
-        if (fresh.length > 0 && sameFingerprint(expected, current) && (await writer.append(dist, fresh.map((r) => r.index_entry), signer))) {
+        if (fresh.length > 0 && sameFingerprint(expected, current) && (await writer.append(dist, fresh.map(entryOf), signer))) {
           written = expected;
           mode = 'append';
         }
@@ -157,7 +159,7 @@ export class Publisher {
         if (writer.writeBatches) {
           await writer.writeBatches(dist, indexedEntries(db, codename, written), signer);
         } else {
-          const entries: string[] = [];
+          const entries: IndexEntry[] = [];
           for await (const batch of indexedEntries(db, codename, written)) entries.push(...batch);
           await writer.write(dist, entries, signer);
         }

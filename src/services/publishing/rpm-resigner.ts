@@ -156,7 +156,7 @@ export class RpmResigner {
     try {
       const metadata = withResignedLayout(JSON.parse(row.metadata) as RpmPackage, { headerStart: signed.headerStart, headerEnd: signed.headerEnd, fileSize: facts.size });
       const pkg = { ...inspectedFromRow(row), metadata } as RpmInspected;
-      const poolPath = rpmHandler.poolPath(pkg, dist, facts.sha256);
+      const poolPath = rpmHandler.poolPath(pkg, dist, row.component, facts.sha256);
       await files.keep(path, facts.sha256);
       if (isIndexed(row.status)) await files.publish(facts.sha256, poolPath);
       const changed = await db.transaction().execute((trx) =>

@@ -2,7 +2,7 @@ import type { AuditLog } from '../../adapters/audit/audit-log.js';
 import { bumpGeneration } from '../../adapters/db/distributions.table.js';
 import type { Db } from '../../adapters/db/index.js';
 import type { KeyringStore } from '../../adapters/signing/keyring-store.js';
-import { DISTRIBUTIONS } from '../../domain/distributions.js';
+import { allDistributions } from '../../domain/distributions.js';
 import { isoUtc } from '../../domain/time.js';
 import type { Actor } from '../actor.js';
 import type { Publisher } from './publisher.js';
@@ -68,8 +68,9 @@ export class SigningKeys {
       type: request.algorithm === 'ed25519' ? 'ed25519' : 'rsa',
       ...(request.algorithm === 'rsa3072' ? { rsaBits: 3072 } : {}),
     });
-    for (const d of DISTRIBUTIONS) await bumpGeneration(this.db, d.codename);
-    await Promise.all(DISTRIBUTIONS.map((d) => this.publisher.request(d.codename)));
+    const distributions = allDistributions();
+    for (const d of distributions) await bumpGeneration(this.db, d.codename);
+    await Promise.all(distributions.map((d) => this.publisher.request(d.codename)));
     void this.resigner.start();
     const view = await this.describe();
     await this.audit.record({ action: 'GPG_GENERATE', user: actor.username, result: 'SUCCESS', detail: `fingerprint=${view.fingerprint}; algorithm=${view.algorithm}`, ip: actor.ip });

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { DISTRO_ECOSYSTEMS, ecosystemForCodename, eventsToIntervals, normalizeOsvRecord } from '../../../src/domain/security/osv.js';
+import { distroEcosystems, ecosystemForCodename, eventsToIntervals, normalizeOsvRecord } from '../../../src/domain/security/osv.js';
 import { severityFromUrgency } from '../../../src/domain/security/severity.js';
 
 const FIXTURES = join(import.meta.dirname, '../../fixtures/security/osv');
@@ -140,7 +140,7 @@ describe('severityFromUrgency', () => {
 
 describe('distribution ecosystems', () => {
   it('maps every codename of DECISIONS §6 with its format', () => {
-    const table = Object.fromEntries(DISTRO_ECOSYSTEMS.map((d) => [d.codename, `${d.format} ${d.ecosystem}`]));
+    const table = Object.fromEntries(distroEcosystems().map((d) => [d.codename, `${d.format} ${d.ecosystem}`]));
     assert.deepEqual(table, {
       focal: 'deb Ubuntu:20.04:LTS',
       jammy: 'deb Ubuntu:22.04:LTS',
