@@ -26,12 +26,14 @@ async function exec(cmd: string, args: string[], cwd?: string): Promise<CommandR
  * so the host's apt configuration and package database are never touched.
  */
 export async function aptSandbox(dir: string, opts: { architectures?: readonly string[] } = {}) {
-  for (const sub of ['etc/sources.list.d', 'etc/preferences.d', 'etc/trusted.gpg.d', 'state/lists/partial', 'cache/archives/partial', 'downloads']) {
+  for (const sub of ['etc/auth.conf.d', 'etc/sources.list.d', 'etc/preferences.d', 'etc/trusted.gpg.d', 'state/lists/partial', 'cache/archives/partial', 'downloads']) {
     await mkdir(join(dir, sub), { recursive: true });
   }
   await writeFile(join(dir, 'state', 'status'), '');
   const options = [
     `Dir::Etc::SourceList=${join(dir, 'etc', 'sources.list')}`,
+    `Dir::Etc::netrc=${join(dir, 'etc', 'auth.conf')}`,
+    `Dir::Etc::netrcparts=${join(dir, 'etc', 'auth.conf.d')}`,
     `Dir::Etc::SourceParts=${join(dir, 'etc', 'sources.list.d')}`,
     `Dir::Etc::Preferences=${join(dir, 'etc', 'preferences')}`,
     `Dir::Etc::PreferencesParts=${join(dir, 'etc', 'preferences.d')}`,

@@ -32,7 +32,8 @@ export function installInstructions(baseUrl: string, dist: Distribution, row: Pi
   const repo = `${baseUrl}/repo`;
   // A private distribution is read with the user's API token as the HTTP Basic password. The
   // token itself is never part of the answer: the commands read it from $TOLLGATE_TOKEN.
-  const host = repo.replace(/^https?:\/\//, '');
+  // apt uses an auth.conf entry without a scheme for https only; over http the entry names it.
+  const host = repo.replace(/^https:\/\//, '');
   if (dist.format === 'deb') {
     const keyring = '/usr/share/keyrings/tollgate.gpg';
     const keyUrl = `${repo}/keys/tollgate.gpg`;
