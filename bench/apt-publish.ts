@@ -1,7 +1,10 @@
 /**
  * bench/apt-publish: publishing an APT distribution at 10,000 and 50,000 packages.
  *
- *   npx tsx bench/apt-publish.ts [--packages 10000,50000]
+ *   npx tsx bench/apt-publish.ts [--packages 10000,50000] [--layouts 1x1,4x2]
+ *
+ * `--layouts`: besides one architecture and one component (1x1, against the peers), our publish
+ * of the same packages spread over <architectures>x<components> indexes (ours only).
  *
  * For each size it measures, side by side on the same .deb files (bench/lib/deb-corpus.ts):
  *  - full index rebuild: Packages, .gz, .xz, Release, InRelease and Release.gpg, signed;
@@ -40,14 +43,20 @@ function sizesFromArgs(): number[] {
   return list.split(',').map((n) => Number(n.trim()));
 }
 
-async function ours(corpus: Corpus, count: number): Promise<SideResult> {
-  const dataDir = join(work, `apt-ours-${count}`);
+function layoutsFromArgs(): string[] {
+  const at = process.argv.indexOf('--layouts');
+  return (at > 0 ? process.argv[at + 1]! : '1x1').split(',').map((l) => l.trim()).filter((l) => /^\d+x\d+$/.test(l));
+}
+
+async function ours(corpus: Corpus, count: number, layout = '1x1'): Promise<SideResult> {
+  const dataDir = join(work, `apt-ours-${count}-${layout}`);
+  const env = { ...process.env, BENCH_APT_LAYOUT: layout };
   await rm(dataDir, { recursive: true, force: true });
   const script = join(root, 'bench', 'lib', 'apt-publish-ours.ts');
-  await run(process.execPath, ['--import', 'tsx', script, 'load', dataDir, corpus.manifest, String(count)], { cwd: root, maxBuffer: 64 << 20 });
+  await run(process.execPath, ['--import', 'tsx', script, 'load', dataDir, corpus.manifest, String(count)], { cwd: root, env, maxBuffer: 64 << 20 });
   const extras = join(work, `apt-extras-${count}.json`);
   await writeFile(extras, JSON.stringify(corpus.entries.slice(count, count + EXTRA)));
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', script, 'measure', dataDir, extras, String(count)], { cwd: root, maxBuffer: 64 << 20 });
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', script, 'measure', dataDir, extras, String(count)], { cwd: root, env, maxBuffer: 64 << 20 });
   const r = JSON.parse(stdout.trim().split('\n').pop()!) as { full: number[]; add: number[]; peakRssBytes: number; algorithm: string };
   return { fullMs: Math.min(...r.full), addOneMs: median(r.add), peakRssBytes: r.peakRssBytes, note: `${r.algorithm}; adds ${r.add.map((x) => x.toFixed(0)).join('/')} ms` };
 }
@@ -142,6 +151,16 @@ async function main(): Promise<void> {
     rows.push([String(count), 'publish after adding one', formatMs(a.addOneMs), formatMs(b.addOneMs), formatMs(c.addOneMs), ratio(b.addOneMs, a.addOneMs), ratio(c.addOneMs, a.addOneMs)]);
     rows.push([String(count), 'peak RSS', formatMiB(a.peakRssBytes), formatMiB(b.peakRssBytes), formatMiB(c.peakRssBytes), '', '']);
     notes.push(`${count}: tollgate ${a.note}; apt-ftparchive ${b.note}; aptly ${c.note}`);
+    for (const layout of layoutsFromArgs().filter((l) => l !== '1x1')) {
+      const l = await ours(corpus, count, layout);
+      console.error(`tollgate ${layout} done: ${JSON.stringify(l)}`);
+      const [archs, comps] = layout.split('x');
+      const what = `(${archs} architectures x ${comps} components)`;
+      rows.push([String(count), `full rebuild ${what}`, formatMs(l.fullMs), '', '', '', '']);
+      rows.push([String(count), `publish after adding one ${what}`, formatMs(l.addOneMs), '', '', '', '']);
+      rows.push([String(count), `peak RSS ${what}`, formatMiB(l.peakRssBytes), '', '', '', '']);
+      notes.push(`${count} ${layout}: tollgate ${l.note}`);
+    }
     if (count === 50_000) {
       notes.push(`targets at 50,000: add-one < 300 ms: ${a.addOneMs < 300 ? 'met' : 'NOT met'}; full rebuild faster than apt-ftparchive: ${a.fullMs < b.fullMs ? 'met' : 'NOT met'}; peak RSS < 300 MB: ${a.peakRssBytes < 300 * 1024 * 1024 ? 'met' : 'NOT met'}`);
     }

@@ -6,6 +6,8 @@
  *   measure <dataDir> <extras.json> <count>  full publish (twice) and add-one publishes (one per
  *                                           entry of extras.json: only those are read, so the
  *                                           corpus itself never counts in this process's peak RSS)
+ * BENCH_APT_LAYOUT=<architectures>x<components> (default 1x1) spreads the packages over that
+ * many architectures and components of the distribution (`all` packages stay `all`).
  * Prints one JSON line.
  */
 import { randomUUID } from 'node:crypto';
@@ -21,12 +23,16 @@ const { insertPackage } = (await import(dist('adapters/db/packages.table.js'))) 
 
 const [mode, dataDir, manifestPath, countText] = process.argv.slice(2);
 const count = Number(countText);
+const [archCount, componentCount] = (process.env.BENCH_APT_LAYOUT ?? '1x1').split('x').map(Number) as [number, number];
+const ARCHITECTURES = ['amd64', 'arm64', 'i386', 'armhf', 'ppc64el', 's390x'].slice(0, archCount);
+const COMPONENTS = ['main', 'contrib', 'non-free', 'testing'].slice(0, componentCount);
 
 function row(entry: CorpusEntry, seq: number): PackageRow {
   const now = new Date().toISOString();
   const field = (name: string) => new RegExp(`^${name}: (.*)$`, 'm').exec(entry.stanza)?.[1] ?? '';
   return {
-    id: randomUUID(), distribution: 'jammy', format: 'deb', name: entry.name, version: field('Version'), arch: field('Architecture'), component: 'main',
+    id: randomUUID(), distribution: 'jammy', format: 'deb', name: entry.name, version: field('Version'),
+    arch: field('Architecture') === 'all' ? 'all' : ARCHITECTURES[seq % ARCHITECTURES.length]!, component: COMPONENTS[Math.floor(seq / ARCHITECTURES.length) % COMPONENTS.length]!,
     status: 'published', cve_status: 'not_scanned', sha256: field('SHA256'), sha512: field('SHA512'), sha1: field('SHA1'), md5: field('MD5sum'), upload_sha256: field('SHA256'), upload_size: Number(field('Size')), signed_by: null,
     size: Number(field('Size')), filename: entry.poolPath.split('/').pop()!, pool_path: `apt/${entry.poolPath}`, source_name: entry.name,
     source_version: field('Version'), metadata: '{}', index_entry: entry.stanza, relations: '{}', files: '[]', pipeline: '[]',
@@ -39,6 +45,9 @@ const ctx = await createContext(config, pino({ level: 'silent' }));
 if (mode === 'load') {
   const entries = JSON.parse(await readFile(manifestPath!, 'utf8')) as CorpusEntry[];
   await ctx.repo.keyring.ensureKey();
+  if (archCount * componentCount > 1) {
+    await ctx.repo.distributions.update('jammy', { architectures: ARCHITECTURES, components: COMPONENTS }, { username: 'bench', ip: null });
+  }
   const rows = entries.slice(0, count).map((e, i) => row(e, i + 1));
   await ctx.db.transaction().execute(async (trx) => {
     for (let i = 0; i < rows.length; i += 500) await trx.insertInto('packages').values(rows.slice(i, i + 500)).execute();
