@@ -10,8 +10,7 @@
  * service is started in its own process on that data and both exports are fetched over HTTP and
  * written to a file; time and the service's resident memory (sampled from /proc every 5 ms) are
  * reported against the targets (10 s, 300 MB). BENCH_SERVICE_NODE_OPTIONS passes flags to the
- * service process only, e.g. `--require=./bench/lib/pg-callback-queries.cjs` (PostgreSQL queries
- * through node-postgres's callback form: see that file and README's "SBOM export").
+ * service process only, e.g. `--max-old-space-size=192`.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createWriteStream, existsSync, rmSync } from 'node:fs';
