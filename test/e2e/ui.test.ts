@@ -171,6 +171,39 @@ describe('web interface in a real browser', { skip: !existsSync(CHROMIUM) && `no
     assert.deepEqual(forged, { status: 403, code: 'csrf_token_invalid' });
   });
 
+  it('runs under the Content-Security-Policy the service sends (no bypass): no violation while logging in and loading the main pages', async () => {
+    const strict = await browser.newContext({ viewport: { width: 1366, height: 768 } });
+    try {
+      await strict.addInitScript(() => {
+        const seen: string[] = [];
+        (window as unknown as { cspViolations: string[] }).cspViolations = seen;
+        document.addEventListener('securitypolicyviolation', (e) => seen.push(`${e.violatedDirective} ${e.blockedURI}`));
+      });
+      const tab = await strict.newPage();
+      const csp = (await tab.goto(`${base}/ui/`))?.headers()['content-security-policy'];
+      assert.match(String(csp), /script-src 'self'/);
+      await tab.getByLabel('Username').fill('admin');
+      await tab.getByLabel('Password').fill(adminPassword);
+      await tab.getByRole('button', { name: 'Log in' }).click();
+      await tab.getByRole('heading', { level: 1, name: 'Dashboard' }).waitFor();
+      for (const path of ['packages', 'review', 'upload', 'settings']) {
+        await tab.goto(`${base}/ui/${path}`);
+        await tab.getByRole('heading', { level: 1 }).waitFor();
+        assert.deepEqual(await tab.evaluate(() => (window as unknown as { cspViolations: string[] }).cspViolations), [], path);
+      }
+      // The listener does hear a violation: an inline script, as an injection would add, is blocked.
+      await tab.evaluate(() => {
+        const script = document.createElement('script');
+        script.textContent = 'window.injected = true';
+        document.body.append(script);
+      });
+      await tab.waitForFunction(() => (window as unknown as { cspViolations: string[] }).cspViolations.length > 0);
+      assert.equal(await tab.evaluate(() => 'injected' in window), false);
+    } finally {
+      await strict.close();
+    }
+  });
+
   it('uploads a package with drag and drop input and shows each pipeline step as it runs', async () => {
     await nav('Upload').click();
     await heading('Upload a package').waitFor();
