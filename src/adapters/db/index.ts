@@ -1,9 +1,10 @@
 import { chmodSync, closeSync, existsSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, type Migration, type MigrationProvider } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, type Migration, type MigrationProvider } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
+import { SqliteDialectKeepingCause } from './sqlite-dialect.js';
 import { PromptlyCollectedClient } from './pg-client.js';
 import * as m0001 from './migrations/0001-foundation.js';
 import * as m0002 from './migrations/0002-packages.js';
@@ -48,7 +49,14 @@ class StaticMigrationProvider implements MigrationProvider {
 /** Opens SQLite (WAL) in dataDir by default, PostgreSQL when the URL says postgres://. */
 export function openDatabase(databaseUrl: string | null, dataDir: string): DatabaseHandle {
   if (databaseUrl && /^postgres(ql)?:\/\//.test(databaseUrl)) {
-    const pool = new pg.Pool({ connectionString: databaseUrl, max: 10, Client: PromptlyCollectedClient });
+    // A server that does not answer fails a request in seconds (503) instead of holding it.
+    const pool = new pg.Pool({ connectionString: databaseUrl, max: 10, connectionTimeoutMillis: 5000, Client: PromptlyCollectedClient });
+    // A connection the server closed (a restart, a failover) fails the query under way, or the
+    // next one on that client, and the pool then drops it; but the 'error' event it also emits,
+    // on the pool for an idle client and on the client itself while it is checked out (a
+    // transaction awaiting file work), would end the process unheard.
+    pool.on('error', () => undefined);
+    pool.on('connect', (client) => client.on('error', () => undefined));
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     return { db, dialect: 'postgres', close: () => db.destroy() };
   }
@@ -59,7 +67,7 @@ export function openDatabase(databaseUrl: string | null, dataDir: string): Datab
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialectKeepingCause({ database: sqlite }) });
   return { db, dialect: 'sqlite', close: () => db.destroy() };
 }
 

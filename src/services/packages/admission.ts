@@ -5,7 +5,7 @@
  * it is admitted with.
  */
 import { randomUUID } from 'node:crypto';
-import { findPackage, findPoolConflict, insertPackage, type PackageRow } from '../../adapters/db/packages.table.js';
+import { countReferences, findPackage, findPoolConflict, insertPackage, type PackageRow } from '../../adapters/db/packages.table.js';
 import { isIndexed } from '../../domain/distributions.js';
 import { DomainError } from '../../domain/errors.js';
 import type { FileFacts, InspectedPackage } from '../../domain/package.js';
@@ -122,6 +122,8 @@ async function store(deps: Pick<PipelineDeps, 'db' | 'files'>, state: UploadStat
       // The signed copy is this upload's alone: nothing else names its path or its bytes.
       if (indexed) await deps.files.unpublish(row.pool_path);
       await deps.files.forget(row.sha256);
+    } else {
+      await dropUnreferenced(deps, row, indexed);
     }
     const existing = await findPackage(deps.db, row.distribution, row.name, row.version, row.arch);
     if (!existing) throw error;
@@ -133,4 +135,18 @@ async function store(deps: Pick<PipelineDeps, 'db' | 'files'>, state: UploadStat
   }
   if (row.signed_by) state.served = { signed_by: row.signed_by, sha256: row.sha256, size: row.size };
   return { kind: 'stored', id: row.id, indexed };
+}
+
+/**
+ * After a failed insert (a full disk, a database gone): the stored file and pool link no row
+ * names go too, so the store holds no file without its row. Files another row names (the same
+ * bytes in another distribution, a concurrent identical upload that committed) stay.
+ */
+async function dropUnreferenced(deps: Pick<PipelineDeps, 'db' | 'files'>, row: PackageRow, indexed: boolean): Promise<void> {
+  try {
+    if (indexed && (await countReferences(deps.db, 'pool_path', row.pool_path)) === 0) await deps.files.unpublish(row.pool_path);
+    if ((await countReferences(deps.db, 'sha256', row.sha256)) === 0) await deps.files.forget(row.sha256);
+  } catch {
+    // The database cannot say (it is gone too): the file stays, named by its digest and served by no index.
+  }
 }
