@@ -37,6 +37,10 @@ export interface Config {
   distributionsFile: string | null;
   /** How often a replica re-reads the distributions other replicas may have changed. */
   distributionsRefreshMs: number;
+  /** A client must have sent its request line and headers within this time (slow clients: 408). */
+  httpHeadersTimeoutMs: number;
+  /** ...and its whole request, body included, within this time (a body that stalls: 408). */
+  httpRequestTimeoutMs: number;
   /** Reverse-proxy access logs to count downloads from (a folder and a file-name glob); null = none. */
   accessLogPath: string | null;
   /** How often those logs are read. */
@@ -135,6 +139,13 @@ function allowedDir(env: NodeJS.ProcessEnv, name: string): string | null {
   return dir;
 }
 
+function httpTimeouts(env: NodeJS.ProcessEnv): Pick<Config, 'httpHeadersTimeoutMs' | 'httpRequestTimeoutMs'> {
+  const headers = int(env, 'HTTP_HEADERS_TIMEOUT_SECONDS', 30, 1);
+  const request = int(env, 'HTTP_REQUEST_TIMEOUT_SECONDS', 600, 1);
+  if (headers > request) throw new ConfigError(`HTTP_HEADERS_TIMEOUT_SECONDS (${headers}) must not exceed HTTP_REQUEST_TIMEOUT_SECONDS (${request})`);
+  return { httpHeadersTimeoutMs: headers * 1000, httpRequestTimeoutMs: request * 1000 };
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const envName = oneOf('ENV', env.ENV ?? env.NODE_ENV, ['development', 'production', 'test'] as const, 'development');
   const production = envName === 'production';
@@ -168,6 +179,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rpmResignGraceMs: int(env, 'RPM_RESIGN_GRACE_SECONDS', 300, 0) * 1000,
     distributionsFile: env.DISTRIBUTIONS_FILE ? resolve(process.cwd(), env.DISTRIBUTIONS_FILE) : null,
     distributionsRefreshMs: int(env, 'DISTRIBUTIONS_REFRESH_SECONDS', 5, 1) * 1000,
+    ...httpTimeouts(env),
     accessLogPath: resolveAccessLogPath(env),
     accessLogIntervalMs: int(env, 'ACCESS_LOG_INTERVAL_SECONDS', 60, 1) * 1000,
     feedsDir: allowedDir(env, 'FEEDS_DIR'),

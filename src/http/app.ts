@@ -97,6 +97,10 @@ export async function buildApp(ctx: AppContext): Promise<BuiltApp> {
     },
     trustProxy: ctx.config.trustedProxies.length ? ctx.config.trustedProxies : false,
     bodyLimit: JSON_BODY_LIMIT,
+    // Slow or stalled clients cannot hold connections: headers and the whole request (body
+    // included) each have a deadline, checked every second; past it the client gets a 408.
+    requestTimeout: ctx.config.httpRequestTimeoutMs,
+    http: { headersTimeout: ctx.config.httpHeadersTimeoutMs, requestTimeout: ctx.config.httpRequestTimeoutMs, connectionsCheckingInterval: 1000 },
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 500 },
     ajv: { customOptions: { removeAdditional: false } },
     frameworkErrors: frameworkErrorAnswer,

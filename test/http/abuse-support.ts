@@ -29,6 +29,8 @@ export function rawRequest(port: number, method: string, path: string, headers: 
 /** What came back on a bare socket: the status line's code (0 when nothing) and the body. */
 export interface SocketAnswer {
   status: number;
+  /** The status line and headers, as received. */
+  head: string;
   body: string;
   /** Milliseconds from the first byte sent until the server closed the connection. */
   closedAfterMs: number;
@@ -53,7 +55,7 @@ export function socketExchange(port: number, drive: (socket: Socket) => void, gi
       clearTimeout(timer);
       const text = Buffer.concat(chunks).toString('utf8');
       const [head = '', ...rest] = text.split('\r\n\r\n');
-      resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0), body: rest.join('\r\n\r\n'), closedAfterMs: Date.now() - started });
+      resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0), head, body: rest.join('\r\n\r\n'), closedAfterMs: Date.now() - started });
     });
   });
 }
