@@ -44,6 +44,7 @@ describe('disk full: DATA_DIR on a small tmpfs', { skip: isRoot ? false : 'needs
   let work: { dir: string; cleanup: () => Promise<void> };
   let mount: string;
   let mounted = false;
+  let mountRefused = '';
   let service: RunningService | null = null;
 
   before(async () => {
@@ -51,8 +52,9 @@ describe('disk full: DATA_DIR on a small tmpfs', { skip: isRoot ? false : 'needs
     mount = join(work.dir, 'fs');
     await mkdir(mount);
     const mountResult = await exec('mount', ['-t', 'tmpfs', '-o', 'size=64m,mode=0700', 'tmpfs', mount]);
-    assert.equal(mountResult.code, 0, `mount: ${mountResult.stderr}`);
-    mounted = true;
+    // Root without the right to mount (a container without CAP_SYS_ADMIN): skipped, with the reason.
+    if (mountResult.code === 0) mounted = true;
+    else mountRefused = mountResult.stderr.trim();
   });
 
   after(async () => {
@@ -61,7 +63,8 @@ describe('disk full: DATA_DIR on a small tmpfs', { skip: isRoot ? false : 'needs
     await work?.cleanup();
   });
 
-  it('answers 507 at every stage an upload can run out of space, keeps reads working, leaves nothing half-written and recovers once space is freed', async () => {
+  it('answers 507 at every stage an upload can run out of space, keeps reads working, leaves nothing half-written and recovers once space is freed', async (t) => {
+    if (!mounted) return t.skip(`cannot mount a tmpfs: ${mountRefused}`);
     const dataDir = join(mount, 'data');
     service = await startService(dataDir);
     const { base } = service;
