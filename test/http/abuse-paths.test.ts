@@ -13,6 +13,7 @@ import { buildDeb } from '../../harness/debs.js';
 import { assertErrorBody } from '../helpers/errors.js';
 import { makeTempDir } from '../helpers/tmp.js';
 import { adminToken, leftoverTempFiles, startService, uploadFile, type RunningService } from '../faults/support.js';
+import { ROUTE_ACCESS } from '../../src/http/permissions.js';
 import { rawRequest } from './abuse-support.js';
 
 /** Each value goes into the URL as written: already percent-encoded where a raw byte could not be sent. */
@@ -25,47 +26,37 @@ export const HOSTILE_SEGMENTS = [
   '%ef%bd%81%ef%bd%84%ef%bd%8d%ef%bd%89%ef%bd%8e', 'ABUSE-TARGET', 'a'.repeat(5000), '%20', '%0d%0aX-Injected:%201', '~root', '$(id)', "'%20OR%20'1'='1",
 ];
 
-/** Route families with the routes that take a name, and a body each needs to get past validation. */
-const FAMILIES: Array<{ family: string; routes: Array<{ method: string; template: string; body?: unknown }> }> = [
-  { family: 'users', routes: [
-    { method: 'GET', template: '/auth/users/:username' },
-    { method: 'PATCH', template: '/auth/users/:username', body: { full_name: 'x' } },
-    { method: 'DELETE', template: '/auth/users/:username' },
-    { method: 'POST', template: '/auth/users/:username/reset-password', body: { new_password: 'Another-Passw0rd!' } },
-  ] },
-  { family: 'api tokens', routes: [{ method: 'DELETE', template: '/auth/api-tokens/:token_id' }] },
-  { family: 'artifacts', routes: [
-    { method: 'GET', template: '/artifacts/:name' },
-    { method: 'GET', template: '/artifacts/:name/dependencies' },
-    { method: 'GET', template: '/artifacts/:name/install' },
-    { method: 'GET', template: '/artifacts/:name/:version' },
-    { method: 'DELETE', template: '/artifacts/:name' },
-    { method: 'DELETE', template: '/artifacts/:name/:version' },
-  ] },
-  { family: 'distributions', routes: [{ method: 'GET', template: '/distributions/:codename/packages' }] },
-  { family: 'security', routes: [
-    { method: 'GET', template: '/security/packages/:name/:version/cve' },
-    { method: 'POST', template: '/security/packages/:name/:version/rescan' },
-    { method: 'POST', template: '/security/packages/:name/:version/quarantine', body: { reason: 'abuse test' } },
-    { method: 'POST', template: '/security/packages/:name/:version/decide', body: { action: 'reject', justification: 'abuse test' } },
-    { method: 'POST', template: '/security/packages/:name/:version/decision', body: { action: 'reject', justification: 'abuse test' } },
-  ] },
-  { family: 'imports', routes: [
-    { method: 'PATCH', template: '/import/sources/:id', body: { enabled: false } },
-    { method: 'DELETE', template: '/import/sources/:id' },
-    { method: 'POST', template: '/import/sources/:id/sync' },
-    { method: 'POST', template: '/import/sync/:source_id' },
-    { method: 'GET', template: '/import/resolve/:package_name' },
-    { method: 'DELETE', template: '/import/groups/:group_name' },
-  ] },
-  { family: 'audit', routes: [{ method: 'GET', template: '/audit/package/:name' }] },
-  { family: 'sbom', routes: [{ method: 'GET', template: '/sbom/:name/:version' }] },
-  { family: 'repository (/repo/)', routes: [
+/** Bodies that get past validation, so the parameter itself is judged; other changes send `{}`. */
+const BODIES: Record<string, unknown> = {
+  'PATCH /auth/users/:username': { full_name: 'x' },
+  'POST /auth/users/:username/reset-password': { new_password: 'Another-Passw0rd!' },
+  'POST /security/packages/:name/:version/quarantine': { reason: 'abuse test' },
+  'POST /security/packages/:name/:version/decide': { action: 'reject', justification: 'abuse test' },
+  'POST /security/packages/:name/:version/decision': { action: 'reject', justification: 'abuse test' },
+  'PATCH /import/sources/:id': { enabled: false },
+};
+
+/**
+ * Every route of the permission table that takes a parameter, by family (its first path
+ * segment), so a route added later is covered too; and the published tree, whose wildcard
+ * takes any path.
+ */
+const FAMILIES: Array<{ family: string; routes: Array<{ method: string; template: string; body?: unknown }> }> = (() => {
+  const byFamily = new Map<string, Array<{ method: string; template: string; body?: unknown }>>();
+  for (const key of Object.keys(ROUTE_ACCESS)) {
+    const [method = '', template = ''] = key.split(' ');
+    if (!template.includes('/:')) continue;
+    const family = template.split('/')[1]!;
+    const body = BODIES[key] ?? (method === 'GET' || method === 'DELETE' ? undefined : {});
+    byFamily.set(family, [...(byFamily.get(family) ?? []), { method, template, body }]);
+  }
+  byFamily.set('repo', [
     { method: 'GET', template: '/repo/apt/pool/main/:name' },
     { method: 'GET', template: '/repo/apt/dists/:name/InRelease' },
     { method: 'GET', template: '/repo/:name/keys/tollgate.asc' },
-  ] },
-];
+  ]);
+  return [...byFamily].map(([family, routes]) => ({ family, routes }));
+})();
 
 /** Names, sizes and contents of every file under `dir` (what a traversal could have touched). */
 async function snapshot(dir: string): Promise<string> {
@@ -109,6 +100,7 @@ describe('hostile path parameters on every route that takes a name (real service
     const outsidePasswd = await readFile(join(work.dir, 'passwd'), 'utf8');
 
     const figures: string[] = [];
+    const statuses = new Map<number, number>();
     let total = 0;
     for (const { family, routes } of FAMILIES) {
       let tried = 0;
@@ -126,6 +118,7 @@ describe('hostile path parameters on every route that takes a name (real service
             const res = await rawRequest(service.port, route.method, path, headers, body);
             const what = `${route.method} ${path.slice(0, 120)}`;
             assert.ok(res.status < 500, `${what}: ${res.status} ${res.body.slice(0, 300)}`);
+            statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
             if (res.status >= 400 && route.method !== 'HEAD') assertErrorBody(res.status, res.body, what);
             // Nothing a traversal reached is ever served.
             assert.doesNotMatch(res.body, /do not serve or delete|root:x:0:0/, what);
@@ -148,6 +141,7 @@ describe('hostile path parameters on every route that takes a name (real service
     // The admin account and the package are still there (no DELETE reached them through a look-alike).
     assert.equal((await rawRequest(service.port, 'GET', '/auth/users/admin', { authorization: `Bearer ${token}` })).status, 200);
     assert.equal((await rawRequest(service.port, 'GET', '/artifacts/abuse-target', { authorization: `Bearer ${token}` })).status, 200);
-    console.log(`abuse paths: ${total} requests, ${HOSTILE_SEGMENTS.length} hostile values per parameter: ${figures.join(', ')}; no 5xx, nothing outside DATA_DIR touched`);
+    assert.ok(FAMILIES.reduce((n, f) => n + f.routes.length, 0) >= 28, 'every parameterised route of the permission table');
+    console.log(`abuse paths: ${total} requests, ${HOSTILE_SEGMENTS.length} hostile values per parameter: ${figures.join(', ')}; answers ${JSON.stringify(Object.fromEntries([...statuses].sort(([a], [b]) => a - b)))}; no 5xx, nothing outside DATA_DIR touched`);
   });
 });
