@@ -1,8 +1,8 @@
 /**
  * Real Debian packages, not fixtures: a sample of the machine's APT cache (filled by every
  * `apt-get install`) is uploaded, each index stanza is compared with what `apt-ftparchive
- * packages` writes for the same files, and a sandboxed apt-get downloads every one of them back,
- * byte for byte. Skipped, saying so, where the cache is empty.
+ * packages` writes for the same files (and the Contents index with `apt-ftparchive contents`), and a
+ * sandboxed apt-get downloads every one of them back, byte for byte, and apt-file searches them. Skipped, saying so, where the cache is empty.
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -10,6 +10,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { after, before, describe, it } from 'node:test';
 import { aptSandbox, exec } from '../helpers/apt.js';
 import { bearer, startTestApp, type TestApp } from '../helpers/app.js';
@@ -110,6 +111,16 @@ describe('real Debian packages from the APT cache', { skip: sample.length === 0 
     for (const [key, stanza] of ours) assert.equal(stanza, theirs.get(key), key);
   });
 
+  it('lists in Contents-amd64 every file apt-ftparchive contents lists for the same packages', async () => {
+    const aptRoot = join(t.dataDir, 'repo', 'apt');
+    const reference = await exec('apt-ftparchive', ['contents', 'pool'], aptRoot);
+    assert.equal(reference.code, 0, reference.stderr);
+    const ours = gunzipSync(await readFile(join(aptRoot, 'dists', 'bookworm', 'main', 'Contents-amd64.gz'))).toString();
+    const theirs = contentsPairs(reference.stdout);
+    assert.ok(theirs.size > 100, `only ${theirs.size} files listed`);
+    assert.deepEqual(contentsPairs(ours), theirs);
+  });
+
   it('lets a sandboxed apt-get download every package, byte for byte', async () => {
     const keyring = join(work.dir, 'tollgate.gpg');
     await writeFile(keyring, Buffer.from(await (await fetch(`${base}/repo/keys/tollgate.gpg`)).arrayBuffer()));
@@ -132,5 +143,21 @@ describe('real Debian packages from the APT cache', { skip: sample.length === 0 
       original.delete(digest);
     }
     assert.equal(original.size, 0);
+    // apt-get update fetched the Contents index too: apt-file finds a real package's file.
+    const [name, path] = [...contentsPairs(gunzipSync(await readFile(join(t.dataDir, 'repo', 'apt', 'dists', 'bookworm', 'main', 'Contents-amd64.gz'))).toString())][0]!.split('\t');
+    const found = await apt.fileSearch(`/${path}`);
+    assert.equal(found.code, 0, found.stderr);
+    assert.ok(found.stdout.split('\n').includes(`${name}: /${path}`), found.stdout);
   });
 });
+
+/** `package\tpath` for every line, a line naming several packages (`a,b`, `section/a`) counted once per package. */
+function contentsPairs(text: string): Set<string> {
+  const pairs = new Set<string>();
+  for (const line of text.split('\n')) {
+    const m = /^(.*?)\s+(\S+)$/.exec(line);
+    if (!m) continue;
+    for (const pkg of m[2]!.split(',')) pairs.add(`${pkg.slice(pkg.lastIndexOf('/') + 1)}\t${m[1]}`);
+  }
+  return pairs;
+}

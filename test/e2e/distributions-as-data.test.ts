@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -128,6 +128,33 @@ describe('distributions as data: components, architectures, real apt and dnf cli
     assert.ok(existsSync(join(apt.dir, 'downloads', 'acme-agent_2.5.0+ds1-1_arm64.deb')), 'the newest arm64 version is downloaded');
     const docs = await apt.policy('acme-docs');
     assert.match(docs.stdout, /Candidate: 2\.4\.1\+ds1-1~acme1/, docs.stdout);
+    // apt-file finds files through the Contents indices apt-get update fetched with the rest.
+    const found = await apt.fileSearch('/usr/share/acme-agent/arm64.txt', 'arm64');
+    assert.equal(found.code, 0, found.stderr + found.stdout);
+    assert.match(found.stdout, /^acme-agent: \/usr\/share\/acme-agent\/arm64\.txt$/m);
+    const all = await apt.fileSearch('/usr/share/acme-docs/all.txt');
+    assert.match(all.stdout, /^acme-docs: \/usr\/share\/acme-docs\/all\.txt$/m);
+  });
+
+  it('writes Contents indices that list what apt-ftparchive contents lists for the same files', async () => {
+    const root = join(t.ctx.repo.files.repoDir, 'apt');
+    const pairs = (text: string) => new Set(text.split('\n').filter(Boolean).map((line) => {
+      const m = /^(.*?)\s+(\S+)$/.exec(line)!;
+      return `${m[1]} ${m[2]}`;
+    }));
+    const ours = (rel: string) => pairs(gunzipSync(Buffer.from(readFileSync(join(root, 'dists/acme-stable', rel)))).toString());
+    const theirs = async (dir: string) => {
+      const out = await exec('apt-ftparchive', ['contents', dir], root);
+      assert.equal(out.code, 0, out.stderr);
+      return pairs(out.stdout);
+    };
+    assert.deepEqual(ours('testing/Contents-arm64.gz'), await theirs('pool/testing'));
+    // main's amd64 Contents: the amd64 and the `all` package, both of main's pool.
+    assert.deepEqual(ours('main/Contents-amd64.gz'), await theirs('pool/main'));
+    assert.deepEqual([...ours('testing/Contents-amd64.gz')], []);
+    const release = await repoFile('apt/dists/acme-stable/Release');
+    assert.match(release, / main\/Contents-amd64\.gz$/m);
+    assert.match(release, / testing\/Contents-arm64\.gz$/m);
   });
 
   it('changes a distribution, but never one that would strand packages outside the index', async () => {

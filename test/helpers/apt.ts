@@ -58,6 +58,9 @@ export async function aptSandbox(dir: string, opts: { architectures?: readonly s
     download: (spec: string) => exec('apt-get', [...options, '-q', 'download', spec], join(dir, 'downloads')),
     policy: (name: string) => exec('apt-cache', [...options, 'policy', name]),
     show: (name: string) => exec('apt-cache', [...options, 'show', name]),
+    /** apt-file over the Contents indices `update` fetched (apt-file's apt.conf.d snippet asks for them); the native architecture's unless named. */
+    fileSearch: (pattern: string, arch?: string) => exec('apt-file', [...options, ...(arch ? ['--architecture', arch] : []), 'search', pattern]),
+    indexTargets: () => exec('apt-get', [...options, 'indextargets']),
   };
 }
 

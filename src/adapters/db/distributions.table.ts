@@ -68,10 +68,23 @@ export async function lockDistributionPublishing(db: Db, codename: string): Prom
 }
 
 /** One page of a distribution's index entries in index order (seq, then id), after the given key. */
-export async function indexEntriesPage(db: Db, codename: string, after: { seq: number; id: string } | null, limit: number): Promise<Array<{ seq: number; id: string; index_entry: string; component: string; arch: string }>> {
+/** An index entry as the publisher reads it; `files` only when asked for (APT's Contents). */
+export interface IndexEntryRow {
+  seq: number;
+  id: string;
+  index_entry: string;
+  component: string;
+  arch: string;
+  name: string;
+  files?: string;
+}
+
+const ENTRY_COLUMNS = ['seq', 'id', 'index_entry', 'component', 'arch', 'name'] as const;
+
+export async function indexEntriesPage(db: Db, codename: string, after: { seq: number; id: string } | null, limit: number, withFiles = false): Promise<IndexEntryRow[]> {
   let q = db
     .selectFrom('packages')
-    .select(['seq', 'id', 'index_entry', 'component', 'arch'])
+    .select(withFiles ? [...ENTRY_COLUMNS, 'files'] : ENTRY_COLUMNS)
     .where('distribution', '=', codename)
     .where('status', 'in', INDEXED_STATUSES);
   if (after) {
@@ -82,10 +95,10 @@ export async function indexEntriesPage(db: Db, codename: string, after: { seq: n
 }
 
 /** The index entries of a distribution listed after `seq`, in index order. */
-export async function indexEntriesAfter(db: Db, codename: string, seq: number): Promise<Array<{ seq: number; index_entry: string; component: string; arch: string }>> {
+export async function indexEntriesAfter(db: Db, codename: string, seq: number, withFiles = false): Promise<IndexEntryRow[]> {
   return db
     .selectFrom('packages')
-    .select(['seq', 'index_entry', 'component', 'arch'])
+    .select(withFiles ? [...ENTRY_COLUMNS, 'files'] : ENTRY_COLUMNS)
     .where('distribution', '=', codename)
     .where('status', 'in', INDEXED_STATUSES)
     .where('seq', '>', seq)

@@ -31,10 +31,10 @@ export const BY_HASH_DIRS = [
 const GENERATIONS_FILE = '.generations.json';
 const SLICE = 4 * 1024 * 1024;
 
-export type VariantName = 'Packages' | 'Packages.gz' | 'Packages.xz';
+export type VariantName = 'Packages' | 'Packages.gz' | 'Packages.xz' | `Contents-${string}.gz`;
 
 /** The four digests APT's Release lists, computed incrementally. */
-class Digests {
+export class Digests {
   private constructor(private readonly hashes: Hash[], public size: number) {}
 
   static empty(): Digests {
@@ -71,7 +71,7 @@ class Digests {
 }
 
 /** One file of the index as it stands on disk, and what is needed to extend it. */
-interface VariantState {
+export interface VariantState {
   name: VariantName;
   /** Absolute path of the by-hash object holding the whole file (never modified). */
   object: string;
@@ -79,6 +79,12 @@ interface VariantState {
   /** Hash state over the part that stays as it is when appending (all of it but the xz index). */
   prefix: Digests;
   xz: { blocks: XzBlockRecord[]; flags: Buffer; indexOffset: number } | null;
+  /**
+   * The uncompressed content's digests, for a file served only compressed (Contents): apt fetches
+   * an optional index only when Release lists its uncompressed name, and checks what it unpacks
+   * against these.
+   */
+  plain?: { digests: ContentDigests; prefix: Digests };
 }
 
 /** The index files of one distribution component/architecture, ready for the next append. */
@@ -102,7 +108,7 @@ export interface WrittenVariant {
   digests: ContentDigests;
 }
 
-async function appendToCopy(source: string, target: string, keepBytes: number | null, tail: Uint8Array, sync: boolean): Promise<string> {
+export async function appendToCopy(source: string, target: string, keepBytes: number | null, tail: Uint8Array, sync: boolean): Promise<string> {
   await mkdir(dirname(target), { recursive: true });
   const tmp = tempPathFor(target);
   await copyFile(source, tmp);
@@ -121,7 +127,7 @@ async function appendToCopy(source: string, target: string, keepBytes: number | 
  * Moves a finished temp file to `by-hash/SHA256/<hex>` and links it under the other digest
  * names; returns the object's path. Objects are content-addressed, so an existing one is kept.
  */
-async function placeObject(indexDir: string, tmp: string, d: ContentDigests): Promise<string> {
+export async function placeObject(indexDir: string, tmp: string, d: ContentDigests): Promise<string> {
   const paths = BY_HASH_DIRS.map(([dir, algo]) => join(indexDir, 'by-hash', dir, d[algo]));
   const object = paths[2]!;
   await mkdir(dirname(object), { recursive: true });
@@ -157,13 +163,13 @@ async function exposeAs(indexDir: string, name: VariantName, object: string): Pr
   await rename(tmp, target);
 }
 
-async function finishWrite(indexDir: string, variants: VariantState[], sync: boolean): Promise<void> {
+export async function finishWrite(indexDir: string, variants: VariantState[], sync: boolean): Promise<void> {
   await Promise.all(variants.map((v) => exposeAs(indexDir, v.name, v.object)));
   if (sync) await Promise.all([...BY_HASH_DIRS.map(([dir]) => fsyncDir(join(indexDir, 'by-hash', dir))), fsyncDir(indexDir)]);
 }
 
 /** Passes bytes through, hashing them on the way. */
-class HashTap extends Transform {
+export class HashTap extends Transform {
   constructor(readonly digests: Digests) {
     super();
   }
@@ -209,7 +215,7 @@ class XzTailTap extends Transform {
   }
 }
 
-async function syncFile(path: string): Promise<void> {
+export async function syncFile(path: string): Promise<void> {
   const handle = await open(path, 'r+');
   try {
     await handle.sync();
@@ -218,7 +224,7 @@ async function syncFile(path: string): Promise<void> {
   }
 }
 
-function writeAndWait(stream: Writable, data: Buffer): Promise<void> {
+export function writeAndWait(stream: Writable, data: Buffer): Promise<void> {
   if (stream.write(data)) return Promise.resolve();
   return new Promise((resolve, reject) => {
     const onError = (error: Error) => reject(error);

@@ -2,9 +2,21 @@ import { join } from 'node:path';
 import type { Signer } from '../signing/signer.js';
 import { appendAptDistribution, publishAptDistribution, type AptDistributionState, type AptEntry, type AptPublishOptions } from './apt-publisher.js';
 import type { Distribution } from '../../domain/distributions.js';
+import type { PackageFileEntry } from '../../domain/package.js';
+import { contentsLines } from '../../domain/repo/apt/contents.js';
 import type { IndexEntry, IndexWriter } from './interfaces.js';
 
-const aptEntry = (e: IndexEntry): AptEntry => ({ component: e.component, arch: e.arch, stanza: e.text });
+function contentsOf(e: IndexEntry): string {
+  if (!e.contents) return '';
+  try {
+    return contentsLines(e.contents.name, JSON.parse(e.contents.files) as PackageFileEntry[]);
+  } catch {
+    // A row whose file list cannot be read still gets its stanza; only apt-file misses it.
+    return '';
+  }
+}
+
+const aptEntry = (e: IndexEntry): AptEntry => ({ component: e.component, arch: e.arch, stanza: e.text, contents: contentsOf(e) });
 
 async function* aptBatches(batches: AsyncIterable<readonly IndexEntry[]>): AsyncGenerator<AptEntry[]> {
   for await (const batch of batches) yield batch.map(aptEntry);

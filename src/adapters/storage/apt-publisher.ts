@@ -18,6 +18,7 @@ import { packagesIndex } from '../../domain/repo/apt/stanza.js';
 import type { Signer } from '../signing/signer.js';
 import { appendToIndex, pruneByHash, writeFullIndex, writtenVariants, type AptIndexState, type IndexFileOptions } from './apt-index-files.js';
 import { writeFileAtomic } from './atomic.js';
+import { appendContents, contentsReleaseEntries, exposeContents, writeContentsFile } from './apt-contents-files.js';
 import { Demultiplexer } from './demultiplexer.js';
 import type { XzOptions } from './xz.js';
 
@@ -26,6 +27,8 @@ export interface AptEntry {
   component: string;
   arch: string;
   stanza: string;
+  /** Its lines of the component's Contents files (`contentsLines`), '' when none. */
+  contents?: string;
 }
 
 /** The index files of every component/architecture of a distribution, as this process last wrote them. */
@@ -33,6 +36,8 @@ export interface AptDistributionState {
   distDir: string;
   /** By index path (`main/binary-amd64`). */
   indexes: Map<string, AptIndexState>;
+  /** By component: its Contents-<arch>.gz files. */
+  contents: Map<string, AptIndexState>;
 }
 
 /** What to publish, and how. */
@@ -107,6 +112,8 @@ interface Layout {
   indexRels: string[];
   /** The indexes an entry is listed in. */
   route(entry: AptEntry): string[];
+  /** The Contents files (`<component>/Contents-<arch>`) an entry is listed in: its indexes'. */
+  contentsRoute(entry: AptEntry): string[];
 }
 
 function layout(o: AptPublishOptions): Layout {
@@ -120,14 +127,18 @@ function layout(o: AptPublishOptions): Layout {
   }
   const indexRels = components.flatMap((c) => architectures.map((a) => `${c}/binary-${a}`));
   const known = new Set(indexRels);
+  const archesOf = (e: AptEntry) => (e.arch === 'all' ? architectures : [e.arch]).filter((a) => known.has(`${e.component}/binary-${a}`));
   return {
     components,
     architectures,
     distDir: join(o.repoRoot, 'dists', o.codename),
     indexRels,
-    route: (e) => (e.arch === 'all' ? architectures.map((a) => `${e.component}/binary-${a}`) : [`${e.component}/binary-${e.arch}`]).filter((rel) => known.has(rel)),
+    route: (e) => archesOf(e).map((a) => `${e.component}/binary-${a}`),
+    contentsRoute: (e) => (e.contents ? archesOf(e).map((a) => contentsKey(e.component, a)) : []),
   };
 }
+
+const contentsKey = (component: string, arch: string) => `${component}/Contents-${arch}`;
 
 const entriesOf = (o: AptPublishOptions, l: Layout): readonly AptEntry[] =>
   o.entries ?? (o.stanzas ?? []).map((stanza) => ({ component: l.components[0]!, arch: l.architectures[0]!, stanza }));
@@ -148,10 +159,27 @@ export function publishAptDistribution(options: AptPublishOptions): Promise<AptP
     const l = layout(options);
     const t1 = performance.now();
     const source = options.batches ?? (async function* () { yield entriesOf(options, l); })();
-    // One pass over the entries feeds every index as it is written (memory stays flat).
-    const split = new Demultiplexer(source, l.indexRels, (e: AptEntry) => l.route(e), (e) => e.stanza);
-    const states = await Promise.all(l.indexRels.map((rel) => writeFullIndex(join(l.distDir, rel), split.stream(rel), fileOptions(options)).finally(() => split.close(rel))));
-    const state: AptDistributionState = { distDir: l.distDir, indexes: new Map(l.indexRels.map((rel, i) => [rel, states[i]!])) };
+    // One pass over the entries feeds every index and Contents file as it is written (memory stays flat).
+    const contentsKeys = l.components.flatMap((c) => l.architectures.map((a) => contentsKey(c, a)));
+    const split = new Demultiplexer(
+      source,
+      [...l.indexRels, ...contentsKeys],
+      (e: AptEntry) => [...l.route(e), ...l.contentsRoute(e)],
+      (e, key) => (key.includes('/Contents-') ? e.contents! : e.stanza),
+    );
+    const opts = fileOptions(options);
+    const packages = Promise.all(l.indexRels.map((rel) => writeFullIndex(join(l.distDir, rel), split.stream(rel), opts).finally(() => split.close(rel))));
+    const contents = Promise.all(l.components.map(async (c) => {
+      const dir = join(l.distDir, c);
+      const files = await Promise.all(l.architectures.map((a) => writeContentsFile(dir, a, split.stream(contentsKey(c, a)), opts).finally(() => split.close(contentsKey(c, a)))));
+      return exposeContents(dir, files, 0, opts);
+    }));
+    const [states, contentsStates] = await Promise.all([packages, contents]);
+    const state: AptDistributionState = {
+      distDir: l.distDir,
+      indexes: new Map(l.indexRels.map((rel, i) => [rel, states[i]!])),
+      contents: new Map(l.components.map((c, i) => [c, contentsStates[i]!])),
+    };
     return release(options, l, state, 'full', t0, t1);
   });
 }
@@ -167,17 +195,23 @@ export function appendAptDistribution(options: AptPublishOptions & { previous: A
     const l = layout(options);
     const previous = options.previous;
     if (previous.distDir !== l.distDir || previous.indexes.size !== l.indexRels.length || !l.indexRels.every((rel) => previous.indexes.has(rel))) return null;
+    if (!l.components.every((c) => previous.contents.get(c)?.variants.length === l.architectures.length)) return null;
     const added = new Map<string, string[]>();
+    const addedContents = new Map<string, string[]>();
+    const push = (map: Map<string, string[]>, key: string, text: string) => {
+      let list = map.get(key);
+      if (!list) map.set(key, (list = []));
+      list.push(text);
+    };
     for (const entry of entriesOf(options, l)) {
-      for (const rel of l.route(entry)) {
-        let list = added.get(rel);
-        if (!list) added.set(rel, (list = []));
-        list.push(entry.stanza);
-      }
+      for (const rel of l.route(entry)) push(added, rel, entry.stanza);
+      for (const key of l.contentsRoute(entry)) push(addedContents, key, entry.contents!);
     }
     const opts = fileOptions(options);
+    const touchedComponents = new Set([...addedContents.keys()].map((k) => k.slice(0, k.indexOf('/'))));
     // Checked for all before any changes: an index is never left extended under an old Release.
     if ([...added.keys()].some((rel) => previous.indexes.get(rel)!.appends >= opts.maxAppends)) return null;
+    if ([...touchedComponents].some((c) => previous.contents.get(c)!.appends >= opts.maxAppends)) return null;
     const t1 = performance.now();
     const indexes = new Map(previous.indexes);
     for (const [rel, stanzas] of added) {
@@ -185,7 +219,21 @@ export function appendAptDistribution(options: AptPublishOptions & { previous: A
       if (!next) return null;
       indexes.set(rel, next);
     }
-    return release(options, l, { distDir: l.distDir, indexes }, 'append', t0, t1, new Set(added.keys()));
+    const contents = new Map(previous.contents);
+    for (const component of touchedComponents) {
+      const before = previous.contents.get(component)!;
+      const dir = join(l.distDir, component);
+      const files: typeof before.variants = [];
+      for (const file of before.variants) {
+        const lines = addedContents.get(contentsKey(component, file.name.slice('Contents-'.length, -'.gz'.length)));
+        const next = lines ? await appendContents(dir, file, lines.join(''), opts) : file;
+        if (!next) return null;
+        files.push(next);
+      }
+      contents.set(component, await exposeContents(dir, files, before.appends + 1, opts));
+    }
+    const changed = new Set([...added.keys(), ...touchedComponents]);
+    return release(options, l, { distDir: l.distDir, indexes, contents }, 'append', t0, t1, changed);
   });
 }
 
@@ -193,7 +241,10 @@ export function appendAptDistribution(options: AptPublishOptions & { previous: A
 async function release(o: AptPublishOptions, l: Layout, state: AptDistributionState, mode: 'full' | 'append', t0: number, t1: number, changed?: Set<string>): Promise<AptPublishResult> {
   const t2 = performance.now();
   const date = o.date ?? releaseDate(process.env, new Date());
-  const files: ReleaseFileEntry[] = l.indexRels.flatMap((rel) => writtenVariants(state.indexes.get(rel)!).map((v) => ({ path: `${rel}/${v.name}`, ...v.digests })));
+  const files: ReleaseFileEntry[] = [
+    ...l.components.flatMap((c) => contentsReleaseEntries(c, state.contents.get(c)!)),
+    ...l.indexRels.flatMap((rel) => writtenVariants(state.indexes.get(rel)!).map((v) => ({ path: `${rel}/${v.name}`, ...v.digests }))),
+  ];
   const text = releaseFile({
     origin: o.origin,
     label: o.label,
@@ -217,6 +268,9 @@ async function release(o: AptPublishOptions, l: Layout, state: AptDistributionSt
   const prune = { keep: o.keepGenerations ?? 3, minAgeSeconds: o.byHashMinAgeSeconds ?? 60, maxKept: o.maxKeptGenerations ?? 20, sweep: mode === 'full' };
   for (const rel of l.indexRels) {
     if (!changed || changed.has(rel)) await pruneByHash(join(l.distDir, rel), state.indexes.get(rel)!, prune, o.sync !== false);
+  }
+  for (const c of l.components) {
+    if (!changed || changed.has(c)) await pruneByHash(join(l.distDir, c), state.contents.get(c)!, prune, o.sync !== false);
   }
   const t4 = performance.now();
   return {

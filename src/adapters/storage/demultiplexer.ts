@@ -16,7 +16,7 @@ export class Demultiplexer<T, U> {
     source: AsyncIterable<readonly T[]>,
     keys: readonly string[],
     private readonly route: (item: T) => readonly string[],
-    private readonly map: (item: T) => U,
+    private readonly map: (item: T, key: string) => U,
   ) {
     this.source = source[Symbol.asyncIterator]();
     this.positions = new Map(keys.map((k) => [k, 0]));
@@ -69,11 +69,10 @@ export class Demultiplexer<T, U> {
     for (const item of items) {
       const keys = this.route(item);
       if (keys.length === 0) continue;
-      const value = this.map(item);
       for (const key of keys) {
         let list = out.get(key);
         if (!list) out.set(key, (list = []));
-        list.push(value);
+        list.push(this.map(item, key));
       }
     }
     return out;

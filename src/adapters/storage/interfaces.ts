@@ -76,6 +76,8 @@ export interface IndexEntry {
   /** The package's architecture: `all`/`noarch` ones are listed under every architecture. */
   arch: string;
   text: string;
+  /** APT: the package's name and its file list (JSON, as stored), for the Contents indices. */
+  contents?: { name: string; files: string };
 }
 
 /** Writes one distribution's signed index from the stored per-package entries, atomically. */

@@ -3,6 +3,7 @@ import {
   distributionGenerations,
   indexEntriesAfter,
   indexEntriesPage,
+  type IndexEntryRow,
   indexFingerprint,
   listDistributions,
   lockDistributionPublishing,
@@ -42,12 +43,17 @@ const BATCH = 2000;
  * its own query, so rows committed meanwhile may be included: `written` fingerprints exactly the
  * rows yielded, which is what the index then holds.
  */
-const entryOf = (r: { index_entry: string; component: string; arch: string }): IndexEntry => ({ component: r.component, arch: r.arch, text: r.index_entry });
+const entryOf = (r: IndexEntryRow): IndexEntry => ({
+  component: r.component,
+  arch: r.arch,
+  text: r.index_entry,
+  ...(r.files === undefined ? {} : { contents: { name: r.name, files: r.files } }),
+});
 
-async function* indexedEntries(db: Db, codename: string, written: Fingerprint): AsyncGenerator<IndexEntry[]> {
+async function* indexedEntries(db: Db, codename: string, written: Fingerprint, withFiles: boolean): AsyncGenerator<IndexEntry[]> {
   let after: { seq: number; id: string } | null = null;
   for (;;) {
-    const rows = await indexEntriesPage(db, codename, after, BATCH);
+    const rows = await indexEntriesPage(db, codename, after, BATCH, withFiles);
     if (rows.length === 0) return;
     for (const r of rows) addSeq(written, Number(r.seq));
     yield rows.map(entryOf);
@@ -134,6 +140,8 @@ export class Publisher {
     const started = process.hrtime.bigint();
     const signer = await this.signer();
     const writer = this.writers[dist.format];
+    // APT indexes list each package's files in Contents; RPM's filelists are in its stored entry.
+    const withFiles = dist.format === 'deb';
     let mode: 'append' | 'full' = 'full';
     const work = async (db: Db) => {
       const row = await distributionGenerations(db, codename);
@@ -145,7 +153,7 @@ export class Publisher {
       let written: Fingerprint | null = null;
       // Only what this process published itself can be extended, and only if nobody else published since.
       if (last && writer.append && last.generation === Number(row.published_generation)) {
-        const fresh = await indexEntriesAfter(db, codename, last.fingerprint.max);
+        const fresh = await indexEntriesAfter(db, codename, last.fingerprint.max, withFiles);
         const expected = fresh.reduce((f, r) => addSeq(f, Number(r.seq)), { ...last.fingerprint });
         // Read after `fresh`: equal only if nothing but these additions happened since the last run.
         const current = await indexFingerprint(db, codename);
@@ -157,10 +165,10 @@ export class Publisher {
       if (!written) {
         written = emptyFingerprint();
         if (writer.writeBatches) {
-          await writer.writeBatches(dist, indexedEntries(db, codename, written), signer);
+          await writer.writeBatches(dist, indexedEntries(db, codename, written, withFiles), signer);
         } else {
           const entries: IndexEntry[] = [];
-          for await (const batch of indexedEntries(db, codename, written)) entries.push(...batch);
+          for await (const batch of indexedEntries(db, codename, written, withFiles)) entries.push(...batch);
           await writer.write(dist, entries, signer);
         }
       }
