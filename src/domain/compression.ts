@@ -192,12 +192,50 @@ function createEngine(kind: Compression, context: EngineContext): DecoderEngine 
       return new ZstdEngine(context);
     case 'xz':
       // liblzma accepts every integrity check xz writes (CRC32, CRC64, SHA-256: rpm uses SHA-256).
-      return new StreamEngine(context, lzma.createDecompressor({ memlimit: 256 * 1024 * 1024, synchronous: true }), SLICE_BYTES.xz);
+      // Its .xz decoder, not the auto-detecting one: that also reads legacy .lzma, whose header has
+      // no magic (a run of zero bytes parses as one), and which neither xz, dpkg nor rpm take here.
+      // Concatenated streams and stream padding are read as `xz -d` reads them.
+      return new StreamEngine(context, lzma.createStream('streamDecoder', { memlimit: 256 * 1024 * 1024, flags: lzma.CONCATENATED, synchronous: true }), SLICE_BYTES.xz);
   }
 }
 
 function* slices(chunk: Buffer, size: number): Generator<Buffer> {
   for (let start = 0; start < chunk.length; start += size) yield chunk.subarray(start, start + size);
+}
+
+/**
+ * Cuts a stream into slices at fixed offsets of the whole stream, whatever chunks it arrives in,
+ * so a decoder sees the same writes for the same bytes: fed corrupt input cut at other places,
+ * liblzma and fzstd did not always fail alike (found by fuzzing, whole against chunked).
+ */
+class FixedSlicer {
+  private pending: Buffer | null = null;
+
+  constructor(private readonly size: number) {}
+
+  *take(chunk: Buffer): Generator<Buffer> {
+    let from = 0;
+    if (this.pending) {
+      const missing = this.size - this.pending.length;
+      if (chunk.length < missing) {
+        this.pending = Buffer.concat([this.pending, chunk]);
+        return;
+      }
+      yield Buffer.concat([this.pending, chunk.subarray(0, missing)]);
+      this.pending = null;
+      from = missing;
+    }
+    for (; chunk.length - from >= this.size; from += this.size) yield chunk.subarray(from, from + this.size);
+    // Copied: the chunk's buffer is its producer's once this write returns.
+    if (from < chunk.length) this.pending = Buffer.from(chunk.subarray(from));
+  }
+
+  /** The last, shorter slice (at the end of the stream). */
+  rest(): Buffer | null {
+    const rest = this.pending;
+    this.pending = null;
+    return rest;
+  }
 }
 
 class PassThroughEngine implements DecoderEngine {
@@ -221,12 +259,14 @@ class StreamEngine implements DecoderEngine {
   /** Rejects on the first failure, so that no wait outlives a broken decoder. */
   private readonly failed = new Promise<never>((_resolve, reject) => (this.rejectFailed = reject));
   private readonly ended: Promise<void>;
+  private readonly slicer: FixedSlicer;
 
   constructor(
     context: EngineContext,
     private readonly gunzip: Duplex,
-    private readonly sliceBytes: number,
+    sliceBytes: number,
   ) {
+    this.slicer = new FixedSlicer(sliceBytes);
     this.ended = new Promise<void>((resolve) => this.gunzip.once('end', resolve));
     this.failed.catch(() => undefined);
     this.gunzip.on('data', (chunk: Buffer) => {
@@ -243,15 +283,19 @@ class StreamEngine implements DecoderEngine {
   }
 
   async write(chunk: Buffer): Promise<void> {
-    for (const slice of slices(chunk, this.sliceBytes)) {
-      const written = new Promise<void>((resolve) => this.gunzip.write(slice, () => resolve()));
-      await Promise.race([written, this.failed]);
-      if (this.failure !== null) throw this.failure;
-    }
+    for (const slice of this.slicer.take(chunk)) await this.feed(slice);
+  }
+
+  private async feed(slice: Buffer): Promise<void> {
+    const written = new Promise<void>((resolve) => this.gunzip.write(slice, () => resolve()));
+    await Promise.race([written, this.failed]);
+    if (this.failure !== null) throw this.failure;
   }
 
   async finish(): Promise<void> {
     if (this.failure !== null) throw this.failure;
+    const rest = this.slicer.rest();
+    if (rest) await this.feed(rest);
     this.gunzip.end();
     await Promise.race([this.ended, this.failed]);
   }
@@ -277,6 +321,7 @@ class StreamEngine implements DecoderEngine {
  */
 class ZstdEngine implements DecoderEngine {
   private readonly guard = new ZstdFrameGuard();
+  private readonly slicer = new FixedSlicer(SLICE_BYTES.zstd);
   private blocked = false;
   private readonly decoder: ZstdStreamDecoder;
   private produced = 0;
@@ -290,16 +335,18 @@ class ZstdEngine implements DecoderEngine {
   }
 
   async write(chunk: Buffer): Promise<void> {
-    for (const slice of slices(chunk, SLICE_BYTES.zstd)) {
-      for (let from = 0; from < slice.length; ) {
-        const to = this.guard.scan(slice, from);
-        if (this.guard.takeBlockStart()) this.chargeBlock();
-        this.decoder.push(slice.subarray(from, to));
-        from = to;
-        if (this.blocked) {
-          this.blocked = false;
-          await this.context.waitForDemand();
-        }
+    for (const slice of this.slicer.take(chunk)) await this.feed(slice);
+  }
+
+  private async feed(slice: Buffer): Promise<void> {
+    for (let from = 0; from < slice.length; ) {
+      const to = this.guard.scan(slice, from);
+      if (this.guard.takeBlockStart()) this.chargeBlock();
+      this.decoder.push(slice.subarray(from, to));
+      from = to;
+      if (this.blocked) {
+        this.blocked = false;
+        await this.context.waitForDemand();
       }
     }
   }
@@ -316,6 +363,8 @@ class ZstdEngine implements DecoderEngine {
   }
 
   async finish(): Promise<void> {
+    const rest = this.slicer.rest();
+    if (rest) await this.feed(rest);
     if (!this.guard.sawFrame()) throw new PackageFormatError('decompression_failed', 'empty zstd stream');
     this.decoder.push(new Uint8Array(0), true);
   }

@@ -145,6 +145,30 @@ describe('bounded decompression of real CLI output', () => {
   });
 });
 
+describe('inputs found by fuzzing, decoded alike whole and in pieces', () => {
+  const corpus = (target: string, name: string) => readFile(new URL(`../../fuzz/corpus/${target}/${name}`, import.meta.url));
+  const inPieces = async (kind: Compression, data: Buffer) => {
+    const out: Buffer[] = [];
+    const cuts = [0, 7, Math.floor(data.length / 2), data.length];
+    await pipeline(cuts.slice(0, -1).map((at, i) => data.subarray(at, cuts[i + 1])), createBoundedDecompressor(kind, GENEROUS, data.length), new Writable({ write: (c: Buffer, _e, cb) => (out.push(c), cb()) }));
+    return Buffer.concat(out);
+  };
+
+  it('xz: a legacy .lzma header (zero bytes) before an xz stream is refused, as xz -d refuses it', async () => {
+    const data = await corpus('decompress-xz', 'lzma-alone-header-before-xz');
+    await assert.rejects(decompressToBuffer('xz', data, GENEROUS), isFormatError('decompression_failed'));
+    await assert.rejects(inPieces('xz', data), isFormatError('decompression_failed'));
+  });
+
+  it('zstd: a corrupt block gives the same result however the input is cut', async () => {
+    const data = await corpus('decompress-zstd', 'corrupt-block-cut-differently');
+    const whole = await decompressToBuffer('zstd', data, GENEROUS).catch((e: unknown) => e);
+    const pieces = await inPieces('zstd', data).catch((e: unknown) => e);
+    if (whole instanceof Buffer) assert.ok(pieces instanceof Buffer && whole.equals(pieces), 'the same bytes');
+    else assert.ok(whole instanceof PackageFormatError && pieces instanceof PackageFormatError, 'refused both ways');
+  });
+});
+
 describe('decompression bombs (1 GiB of zeros)', () => {
   const bombs = new Map<string, string>();
   before(async () => {
