@@ -81,10 +81,18 @@ export async function startTestApp(options: { backend?: Backend; env?: Record<st
     ...(pgdb ? { DATABASE_URL: pgdb.url } : {}),
     ...options.env,
   });
-  const log = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+  // Errors are kept (and printed when a request answers 500, see checkErrorBodies), the rest only with TEST_LOG_LEVEL.
+  const errors: string[] = [];
+  const log = pino(
+    { level: process.env.TEST_LOG_LEVEL ?? 'error' },
+    pino.multistream([
+      { level: 'error', stream: { write: (line: string) => void errors.push(line) } },
+      ...(process.env.TEST_LOG_LEVEL ? [{ level: process.env.TEST_LOG_LEVEL as pino.Level, stream: process.stderr }] : []),
+    ]),
+  );
   const ctx = await createContext(config, log);
   const built = await buildApp(ctx);
-  checkErrorBodies(built.app);
+  checkErrorBodies(built.app, errors);
   checkSerialisation(built.app);
   await built.app.ready();
   // As main.ts does after listening: ready needs the signing key (an ed25519 key here, made at once).
@@ -127,12 +135,15 @@ export async function startTestApp(options: { backend?: Backend; env?: Record<st
  * and every JSON answer is checked against what its handler returned, so a response schema that
  * drops or coerces a field (fast-json-stringify writes only what the schema declares) fails the test.
  */
-function checkErrorBodies(app: BuiltApp['app']): void {
+function checkErrorBodies(app: BuiltApp['app'], errors: string[]): void {
   const inject = app.inject.bind(app) as (opts: InjectOptions | string) => Promise<LightMyRequestResponse>;
   const checked = async (opts: InjectOptions | string) => {
+    const before = errors.length;
     const res = await inject(opts);
     const method = typeof opts === 'string' ? 'GET' : (opts.method ?? 'GET');
     const url = typeof opts === 'string' ? opts : String(opts.url ?? '');
+    // A 500 is a defect whatever the test expects: say why, from the service's own log.
+    if (res.statusCode >= 500 && res.statusCode !== 503 && res.statusCode !== 507) process.stderr.write(`${method} ${url} answered ${res.statusCode}; service errors:\n${errors.slice(before).join('') || '(none logged)\n'}`);
     checkErrorAnswer(method, url, res.statusCode, res.rawPayload);
     const lost = res.headers[LOST_HEADER];
     if (lost) throw new Error(`${method} ${url}: the response schema changes what the handler returned at ${String(lost)}`);
