@@ -13,6 +13,10 @@ function bearerOf(request: FastifyRequest): string | null {
   return match ? match[1]! : null;
 }
 
+/** A valid read token (`tg_r_…`) on an API route: it reads repository files, nothing else. */
+export const readTokenRefused = () =>
+  new HttpError(403, 'read_token_not_allowed', 'A read token (tg_r_…) only reads the /repo/ files of its distributions; the API needs an API token or a login');
+
 /** Whether the role may decide on reviews: admin, or maintainer too when the setting says so. */
 export async function mayDecide(role: Role, ctx: AppContext): Promise<boolean> {
   if (role === 'admin') return true;
@@ -47,6 +51,7 @@ export function installAuth(app: FastifyInstance, ctx: AppContext): void {
     if (cookie && !('error' in result) && result.via !== 'jwt') throw unauthorized('Invalid or expired credentials', 'invalid_token');
     if (cookie) request.sessionJwt = cookie;
     if ('error' in result) {
+      if (result.error === 'read_token') throw readTokenRefused();
       throw result.error === 'inactive'
         ? unauthorized('This account is deactivated', 'account_disabled')
         : unauthorized('Invalid or expired credentials', 'invalid_token');

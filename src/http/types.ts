@@ -7,6 +7,8 @@ declare module 'fastify' {
     principal: Principal | null;
     /** The JWT of the session cookie when the cookie, not a header, authenticated the request. */
     sessionJwt: string | null;
+    /** /repo/: the token a package download was made with (set once the credential is verified), for the download statistics. */
+    downloadToken: { id: string; username: string } | null;
   }
   interface FastifyContextConfig {
     /** Set from ROUTE_ACCESS when the route is registered (src/http/route-guard.ts). */

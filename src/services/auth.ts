@@ -5,7 +5,7 @@ import type { AuditLog } from '../adapters/audit/audit-log.js';
 import type { SecretBox } from '../adapters/crypto/secret-box.js';
 import { effectiveTokenRole, type Role } from '../domain/roles.js';
 import { canonicalUsername } from '../domain/usernames.js';
-import type { ApiTokenService } from './api-tokens.js';
+import { READ_TOKEN_PREFIX, tokenDistributions, type ApiTokenService } from './api-tokens.js';
 import type { Lockout } from './lockout.js';
 import type { UserRow, UserService } from './users.js';
 
@@ -18,9 +18,14 @@ export const DIRECTORY_ACTOR = 'ldap';
 export interface Principal {
   user: UserRow;
   role: Role;
-  via: 'jwt' | 'api_token';
+  via: 'jwt' | 'api_token' | 'read_token';
   tokenId: string | null;
+  /** A read token's distributions (the only /repo/ trees it opens); null for every other credential. */
+  distributions: string[] | null;
 }
+
+/** Why a credential was not accepted: `read_token` is a valid read token offered where only API credentials do. */
+export type AuthFailure = { error: 'invalid' | 'inactive' | 'read_token' };
 
 export type DirectoryResult = { ok: true; email: string | null; fullName: string | null; role: Role } | { ok: false; reason: string };
 
@@ -104,20 +109,32 @@ export class AuthService {
   /**
    * Resolves a bearer credential to a principal, re-reading the account each time so a role
    * change, deactivation, revocation or password change applies to the very next request.
+   * Read tokens (`tg_r_…`) are accepted only when the caller says it serves repository files
+   * (`readTokens`): everywhere else they fail as `read_token`, so no API route can take one.
    */
-  async authenticate(bearer: string): Promise<Principal | { error: 'invalid' | 'inactive' }> {
+  async authenticate(bearer: string, options: { readTokens?: boolean } = {}): Promise<Principal | AuthFailure> {
     if (bearer.startsWith('tg_')) {
       const token = await this.deps.tokens.resolve(bearer);
       if (!token) return { error: 'invalid' };
+      const read = token.kind === 'read';
+      // The prefix is the kind's: a row of the other kind cannot have this digest, but say so.
+      if (read !== bearer.startsWith(READ_TOKEN_PREFIX)) return { error: 'invalid' };
       const owner = await this.users.byId(token.user_id);
       if (!owner) return { error: 'invalid' };
       if (!owner.is_active) return { error: 'inactive' };
-      return { user: owner, role: effectiveTokenRole(token.role as Role, owner.role as Role), via: 'api_token', tokenId: token.id };
+      if (read && !options.readTokens) return { error: 'read_token' };
+      return {
+        user: owner,
+        role: effectiveTokenRole(token.role as Role, owner.role as Role),
+        via: read ? 'read_token' : 'api_token',
+        tokenId: token.id,
+        distributions: read ? tokenDistributions(token) : null,
+      };
     }
     const user = await this.verifyJwt(bearer, 'access');
     if (!user) return { error: 'invalid' };
     if (!user.is_active) return { error: 'inactive' };
-    return { user, role: user.role as Role, via: 'jwt', tokenId: null };
+    return { user, role: user.role as Role, via: 'jwt', tokenId: null, distributions: null };
   }
 
   checkTotp(user: UserRow, code: string): Promise<boolean> {

@@ -37,3 +37,8 @@ export async function revokeApiToken(db: Db, id: string, at: string): Promise<vo
 export async function touchApiToken(db: Db, id: string, at: string): Promise<void> {
   await db.updateTable('api_tokens').set({ last_used_at: at }).where('id', '=', id).execute();
 }
+
+/** The ids of every token `userId` has made, revoked ones included. */
+export async function findApiTokenIdsOf(db: Db, userId: string): Promise<string[]> {
+  return (await db.selectFrom('api_tokens').select('id').where('user_id', '=', userId).execute()).map((r) => r.id);
+}

@@ -5,11 +5,15 @@
  */
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Db, DbDialect } from './index.js';
-import type { AccessLogFilesTable, DownloadCountsTable, DownloadDaysTable, DownloadTotalsTable, PackagesTable } from './schema.js';
+import type {
+  AccessLogFilesTable, DownloadCountsTable, DownloadDaysTable, DownloadTokenCountsTable, DownloadTokenDaysTable, DownloadTotalsTable, PackagesTable,
+} from './schema.js';
 
 export type DownloadCountRow = Selectable<DownloadCountsTable>;
 export type DownloadDayRow = Selectable<DownloadDaysTable>;
 export type DownloadTotalRow = Selectable<DownloadTotalsTable>;
+export type DownloadTokenDayRow = Selectable<DownloadTokenDaysTable>;
+export type DownloadTokenCountRow = Selectable<DownloadTokenCountsTable>;
 /** The package fields a pool file's downloads are credited by. */
 export type PoolFileOwnerRow = Pick<Selectable<PackagesTable>, 'pool_path' | 'distribution' | 'status' | 'name' | 'version' | 'arch'>;
 export type AccessLogFileInsert = Insertable<AccessLogFilesTable>;
@@ -182,6 +186,84 @@ export async function countDownloadedPackages(db: Db, days: number): Promise<num
     .where('downloads', '>', 0)
     .executeTakeFirst();
   return Number(row?.n ?? 0);
+}
+
+/** Adds downloads made with tokens to the per-day, per-token, per-distribution sums. */
+export async function addDownloadTokenDays(db: Db, rows: readonly DownloadTokenDayRow[]): Promise<void> {
+  for (const batch of chunks(rows)) {
+    await db
+      .insertInto('download_token_days')
+      .values(batch)
+      .onConflict((oc) => oc.columns(['day', 'token_id', 'distribution']).doUpdateSet((eb) => ({
+        downloads: eb('download_token_days.downloads', '+', eb.ref('excluded.downloads')),
+      })))
+      .execute();
+  }
+}
+
+/** Adds downloads made with tokens to the per-day, per-token, per-package counts. */
+export async function addDownloadTokenCounts(db: Db, rows: readonly DownloadTokenCountRow[]): Promise<void> {
+  for (const batch of chunks(rows)) {
+    await db
+      .insertInto('download_token_counts')
+      .values(batch)
+      .onConflict((oc) => oc.columns(['token_id', 'day', 'distribution', 'name', 'version', 'arch']).doUpdateSet((eb) => ({
+        downloads: eb('download_token_counts.downloads', '+', eb.ref('excluded.downloads')),
+      })))
+      .execute();
+  }
+}
+
+/**
+ * Downloads per token over the days `from` to `to`, most first: every token's, or only those of
+ * `tokenIds` (an empty list: none).
+ */
+export async function sumDownloadsByToken(
+  db: Db, from: string, to: string, tokenIds: readonly string[] | null, limit: number,
+): Promise<Array<{ token_id: string; username: string; downloads: number }>> {
+  if (tokenIds !== null && tokenIds.length === 0) return [];
+  let q = db
+    .selectFrom('download_token_days')
+    .select(['token_id', (eb) => eb.fn.max('username').as('username'), (eb) => eb.fn.sum<number>('downloads').as('downloads')])
+    .where('day', '>=', from)
+    .where('day', '<=', to)
+    .groupBy('token_id')
+    .orderBy('downloads', 'desc')
+    .orderBy('token_id')
+    .limit(limit);
+  if (tokenIds !== null) q = q.where('token_id', 'in', tokenIds);
+  return q.execute();
+}
+
+/** Whether any download was ever counted for this token. */
+export async function hasTokenDownloads(db: Db, tokenId: string): Promise<boolean> {
+  return (await db.selectFrom('download_token_days').select('token_id').where('token_id', '=', tokenId).limit(1).executeTakeFirst()) !== undefined;
+}
+
+/** One token's downloads per day (days without any are absent) and per distribution, from `from` to `to`. */
+export async function sumTokenDownloads(db: Db, tokenId: string, from: string, to: string) {
+  const rows = await db
+    .selectFrom('download_token_days')
+    .select(['day', 'distribution', 'username', 'downloads'])
+    .where('token_id', '=', tokenId)
+    .where('day', '>=', from)
+    .where('day', '<=', to)
+    .execute();
+  return rows.map((r) => ({ ...r, downloads: Number(r.downloads) }));
+}
+
+/** One token's `limit` most downloaded packages from `from` to `to`, and how many it downloaded. */
+export async function findTopTokenDownloads(db: Db, tokenId: string, from: string, to: string, limit: number) {
+  const perPackage = db
+    .selectFrom('download_token_counts')
+    .select(['name', 'version', 'distribution', 'arch', (eb) => eb.fn.sum<number>('downloads').as('downloads')])
+    .where('token_id', '=', tokenId)
+    .where('day', '>=', from)
+    .where('day', '<=', to)
+    .groupBy(['distribution', 'name', 'version', 'arch']);
+  const top = await perPackage.orderBy('downloads', 'desc').orderBy('name').orderBy('version').orderBy('distribution').orderBy('arch').limit(limit).execute();
+  const count = await db.selectFrom(perPackage.as('p')).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirst();
+  return { top: top.map((r) => ({ ...r, downloads: Number(r.downloads) })), distinct: Number(count?.n ?? 0) };
 }
 
 /** How far the log file with this identity has been read, if it has been met. */

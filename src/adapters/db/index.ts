@@ -16,6 +16,7 @@ import * as m0007 from './migrations/0007-imports.js';
 import * as m0008 from './migrations/0008-rpm-signatures.js';
 import * as m0009 from './migrations/0009-import-claims.js';
 import * as m0010 from './migrations/0010-distribution-definitions.js';
+import * as m0011 from './migrations/0011-read-tokens.js';
 
 export type Db = Kysely<Database>;
 export type DbDialect = 'sqlite' | 'postgres';
@@ -38,6 +39,7 @@ const migrations: Record<string, Migration> = {
   '0008-rpm-signatures': m0008,
   '0009-import-claims': m0009,
   '0010-distribution-definitions': m0010,
+  '0011-read-tokens': m0011,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

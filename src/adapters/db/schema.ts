@@ -45,7 +45,13 @@ export interface ApiTokensTable {
   expires_at: string | null;
   last_used_at: string | null;
   revoked_at: string | null;
+  /** `api` (every route the role allows) or `read` (`tg_r_…`: /repo/ files of `distributions` only); migration 0011. */
+  kind: ApiTokenKind;
+  /** Read tokens: JSON array of codenames; null for API tokens. */
+  distributions: string | null;
 }
+
+export type ApiTokenKind = 'api' | 'read';
 
 export interface PasswordResetTokensTable {
   token_hash: string;
@@ -244,6 +250,28 @@ export interface DownloadTotalsTable {
   downloads: number;
 }
 
+/** Downloads made with a token, per UTC day, token and distribution (migration 0011). */
+export interface DownloadTokenDaysTable {
+  day: string;
+  token_id: string;
+  /** The token owner's, at the time of the downloads. */
+  username: string;
+  distribution: string;
+  downloads: number;
+}
+
+/** Downloads made with a token, per UTC day, token and package (migration 0011). */
+export interface DownloadTokenCountsTable {
+  token_id: string;
+  day: string;
+  username: string;
+  distribution: string;
+  name: string;
+  version: string;
+  arch: string;
+  downloads: number;
+}
+
 export interface DownloadRollupsTable {
   days: number;
   day: string;
@@ -289,6 +317,8 @@ export interface Database extends ImportTables {
   download_days: DownloadDaysTable;
   download_totals: DownloadTotalsTable;
   download_rollups: DownloadRollupsTable;
+  download_token_days: DownloadTokenDaysTable;
+  download_token_counts: DownloadTokenCountsTable;
   access_log_files: AccessLogFilesTable;
   sbom_inventory: SbomInventoryTable;
 }

@@ -5,13 +5,22 @@
 import { Type } from 'typebox';
 import { DOWNLOAD_WINDOWS, isDownloadWindow } from '../../domain/downloads/attribution.js';
 import type { AppContext } from '../../services/context.js';
-import { unprocessable } from '../errors.js';
+import { principalOf } from '../auth-hook.js';
+import { notFound, unprocessable } from '../errors.js';
 import { answering, errorResponses } from '../schemas.js';
 import type { App } from '../types.js';
 
 const DEFAULT_DAYS = 30;
 const Distribution = Type.Union([Type.String(), Type.Null()], {
   description: 'Codename; null for an APT pool file listed by several distributions (counted once, credited to none)',
+});
+
+const TokenDownloadsOut = Type.Object({
+  token_id: Type.String(),
+  username: Type.String({ description: "The token owner's user name" }),
+  name: Type.Union([Type.String(), Type.Null()], { description: 'The token\'s name; null once the token is gone with its account' }),
+  kind: Type.Union([Type.Literal('api'), Type.Literal('read'), Type.Null()]),
+  downloads: Type.Integer(),
 });
 
 const StatsOut = answering<Awaited<ReturnType<AppContext['downloads']['stats']>>>()(Type.Object({
@@ -25,6 +34,10 @@ const StatsOut = answering<Awaited<ReturnType<AppContext['downloads']['stats']>>
   packages: Type.Array(Type.Object({
     name: Type.String(), version: Type.String(), distribution: Distribution, arch: Type.String(), downloads: Type.Integer(),
   }), { description: 'The `limit` most downloaded packages, most downloaded first' }),
+  by_token: Type.Optional(Type.Array(TokenDownloadsOut, {
+    description: 'Without `token`: downloads made with each token (HTTP Basic password or Bearer at /repo/) the caller may see (admins: all; others: their own), most first, `limit` at most',
+  })),
+  token: Type.Optional(TokenDownloadsOut),
 }));
 
 export async function downloadRoutes(app: App, ctx: AppContext): Promise<void> {
@@ -37,6 +50,7 @@ export async function downloadRoutes(app: App, ctx: AppContext): Promise<void> {
       querystring: Type.Object({
         days: Type.Optional(Type.Integer({ description: 'One of 7, 30, 90 (default 30)' })),
         limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 50 })),
+        token: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'A token id: only the downloads made with it (your own tokens; any for admins)' })),
       }, { additionalProperties: false }),
       response: { 200: StatsOut, ...errorResponses },
     },
@@ -47,6 +61,16 @@ export async function downloadRoutes(app: App, ctx: AppContext): Promise<void> {
         { loc: ['query', 'days'], msg: `must be one of ${DOWNLOAD_WINDOWS.join(', ')}` },
       ]);
     }
-    return ctx.downloads.stats(days, request.query.limit ?? 50);
+    const p = principalOf(request);
+    const visible = await ctx.tokens.visibleIds(p.user, p.role === 'admin');
+    const limit = request.query.limit ?? 50;
+    const token = request.query.token;
+    if (token !== undefined) {
+      // Someone else's token is answered as unknown, as on revocation: its existence is not disclosed.
+      const known = visible === null ? (await ctx.tokens.exists(token)) || (await ctx.downloads.store.hasToken(token)) : visible.includes(token);
+      if (!known) throw notFound('API token', 'token_not_found');
+      return ctx.downloads.stats(days, limit, { token });
+    }
+    return ctx.downloads.stats(days, limit, { view: visible === null ? { all: true } : { all: false, ids: visible } });
   });
 }

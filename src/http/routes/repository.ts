@@ -4,6 +4,8 @@
  * decided here, from the path decoded once.
  */
 import type { FastifyRequest } from 'fastify';
+import { packageFilePath } from '../../domain/downloads/package-path.js';
+import type { Principal } from '../../services/auth.js';
 import type { AppContext } from '../../services/context.js';
 import { RepositoryAccess } from '../../services/repository-access.js';
 import { badRequest, HttpError } from '../errors.js';
@@ -85,19 +87,42 @@ export function repositoryCredential(header: string | undefined): string | null 
 const needsCredentials = (detail: string, code: string) =>
   new HttpError(401, code, detail, {}, { 'WWW-Authenticate': 'Basic realm="Tollgate repository", charset="UTF-8"' });
 
-/** Lets a request for a private distribution's file through only with valid credentials. */
+/**
+ * Lets a request for a private distribution's file through only with valid credentials: a login's
+ * JWT or an API token (any distribution), or a read token naming one of the distributions that
+ * publish the file. Returns whether the file is private.
+ *
+ * The token a package download is made with is noted for the download statistics: verified here
+ * for private files; for public ones only when the request is a GET of a package file that carries
+ * a credential (anonymous downloads cost nothing more), and a credential that does not verify
+ * changes nothing there: public files stay readable by anyone, whatever a client sends.
+ */
 async function checkReadAccess(ctx: AppContext, access: RepositoryAccess, request: FastifyRequest, path: string): Promise<boolean> {
   const guards = await access.guardsOf(path);
-  if (!guards) return false;
-  const token = repositoryCredential(request.headers.authorization);
-  if (!token) throw needsCredentials(`${guards.join(', ')} is private: send an API token as the HTTP Basic password`, 'not_authenticated');
-  const principal = await ctx.auth.authenticate(token);
+  const credential = repositoryCredential(request.headers.authorization);
+  if (!guards) {
+    if (credential && request.method === 'GET' && packageFilePath(request.url)) {
+      const principal = await ctx.auth.authenticate(credential, { readTokens: true }).catch(() => null);
+      if (principal && !('error' in principal)) request.downloadToken = downloadTokenOf(principal);
+    }
+    return false;
+  }
+  if (!credential) throw needsCredentials(`${guards.join(', ')} is private: send an API token or a read token as the HTTP Basic password`, 'not_authenticated');
+  const principal = await ctx.auth.authenticate(credential, { readTokens: true });
   if ('error' in principal) throw needsCredentials(principal.error === 'inactive' ? 'This account is deactivated' : 'Invalid or expired credentials', principal.error === 'inactive' ? 'account_disabled' : 'invalid_token');
+  // 401 rather than 403: apt and dnf report it as an authentication failure, which it is for them.
+  if (principal.distributions && !guards.some((g) => principal.distributions!.includes(g))) {
+    throw needsCredentials(`This read token does not read ${guards.join(', ')}`, 'token_out_of_scope');
+  }
+  request.downloadToken = downloadTokenOf(principal);
   return true;
 }
 
+const downloadTokenOf = (p: Principal) => (p.tokenId ? { id: p.tokenId, username: p.user.username } : null);
+
 export async function repositoryRoutes(app: App, ctx: AppContext): Promise<void> {
   const access = new RepositoryAccess(ctx.db);
+  app.decorateRequest('downloadToken', null);
   app.get(`${REPO_PREFIX}*`, { schema: { hide: true } }, async (request, reply) => {
     const target = repositoryPath(request.url);
     if ('error' in target) throw target.error;

@@ -14,7 +14,7 @@ import type { DownloadWindow } from '../../domain/downloads/attribution.js';
 import { parseLogGlob } from '../../domain/downloads/log-glob.js';
 import { AccessLogIngester } from './access-logs.js';
 import { DownloadCounter } from './counter.js';
-import { DownloadStore, type DownloadStats } from './store.js';
+import { DownloadStore, type DownloadStats, type TokenView } from './store.js';
 
 export const FLUSH_MS = 5_000;
 export const INGEST_MS = 60_000;
@@ -57,8 +57,14 @@ export class DownloadsService {
     if (this.logs) every(this.deps.ingestEveryMs ?? INGEST_MS, () => this.logs!.ingest(), 'access log ingest');
   }
 
-  async stats(days: DownloadWindow, limit: number): Promise<DownloadStats> {
+  /**
+   * The window's figures: all downloads, with `by_token` for the tokens `view` lets the caller
+   * see; or, given `token`, only the downloads made with that token.
+   */
+  async stats(days: DownloadWindow, limit: number, options: { view?: TokenView; token?: string } = {}): Promise<DownloadStats> {
     await this.counter.flush();
+    if (options.token !== undefined) return this.store.tokenStats(days, limit, options.token);
+    if (options.view) return this.store.statsWithTokens(days, limit, options.view);
     return this.store.stats(days, limit);
   }
 

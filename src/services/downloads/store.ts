@@ -11,17 +11,26 @@ import type { Transaction } from 'kysely';
 import type { Db, DbDialect } from '../../adapters/db/index.js';
 import type { Database } from '../../adapters/db/schema.js';
 import {
-  addDownloadCounts, addDownloadDays, addDownloadTotals, countDownloadedPackages, findDownloadRollups, findPoolFileOwners, findTopDownloads,
-  lockDownloadRollups, rebuildDownloadTotals, setDownloadRollupDay, shiftDownloadTotals, sumDownloadsByDay, sumDownloadsByDistribution,
+  addDownloadCounts, addDownloadDays, addDownloadTokenCounts, addDownloadTokenDays, addDownloadTotals, countDownloadedPackages, findDownloadRollups,
+  findPoolFileOwners, findTopDownloads, hasTokenDownloads, findTopTokenDownloads, lockDownloadRollups, rebuildDownloadTotals, setDownloadRollupDay, shiftDownloadTotals,
+  sumDownloadsByDay, sumDownloadsByDistribution, sumDownloadsByToken, sumTokenDownloads, type DownloadTokenCountRow, type DownloadTokenDayRow,
 } from '../../adapters/db/downloads.table.js';
 import { creditedDistribution, DOWNLOAD_WINDOWS, SHARED, type DownloadWindow } from '../../domain/downloads/attribution.js';
 import { addDays, fillDays, lastDays, utcDay } from '../../domain/utc-days.js';
 
-/** Downloads of one repository file on one UTC day, before attribution. */
+/** The token a download was made with (never its secret). */
+export interface DownloadToken {
+  id: string;
+  /** Its owner's user name. */
+  username: string;
+}
+
+/** Downloads of one repository file on one UTC day (with one token, or none), before attribution. */
 export interface FileDownloads {
   day: string;
   path: string;
   downloads: number;
+  token?: DownloadToken | null;
 }
 
 export interface AddReport {
@@ -47,7 +56,23 @@ export interface DownloadStats {
   by_day: Array<{ day: string; downloads: number }>;
   by_distribution: Array<{ distribution: string | null; downloads: number }>;
   packages: Array<{ name: string; version: string; distribution: string | null; arch: string; downloads: number }>;
+  /** Unfiltered answers: downloads made with each token the caller may see, most first. */
+  by_token?: TokenDownloads[];
+  /** `?token=`: the token the whole answer is about. */
+  token?: TokenDownloads;
 }
+
+/** Downloads made with one token (id, owner, and its name and kind while the token row exists). */
+export interface TokenDownloads {
+  token_id: string;
+  username: string;
+  name: string | null;
+  kind: 'api' | 'read' | null;
+  downloads: number;
+}
+
+/** Which tokens' figures a caller sees: every token's (admins) or those of these ids. */
+export type TokenView = { all: true } | { all: false; ids: readonly string[] };
 
 const keyOf = (k: PackageKey) => `${k.distribution}\n${k.name}\n${k.version}\n${k.arch}`;
 const publicDistribution = (d: string) => (d === SHARED ? null : d);
@@ -80,6 +105,7 @@ export class DownloadStore {
     const rows = [...counts.values()];
     await addDownloadCounts(trx, rows);
     await this.upsertDays(trx, rows);
+    await this.upsertTokens(trx, entries, owners);
     // Each window's totals cover the days up to the day it was last rolled to (not necessarily
     // today: a flush can come first on a new day); rows outside that range reach it when it rolls.
     for (const days of DOWNLOAD_WINDOWS) {
@@ -134,6 +160,91 @@ export class DownloadStore {
       by_distribution: perDistribution.map((r) => ({ distribution: publicDistribution(r.distribution), downloads: Number(r.downloads) })),
       packages: top.map((r) => ({ ...r, distribution: publicDistribution(r.distribution), downloads: Number(r.downloads) })),
     };
+  }
+
+  /**
+   * `stats` plus, per token the caller may see, the window's downloads made with it (`by_token`,
+   * read from the per-day token sums; `limit` tokens at most).
+   */
+  async statsWithTokens(days: DownloadWindow, limit: number, view: TokenView, now = new Date()): Promise<DownloadStats> {
+    const answer = await this.stats(days, limit, now);
+    const perToken = await sumDownloadsByToken(this.db, answer.from, answer.to, view.all ? null : view.ids, limit);
+    return { ...answer, by_token: await this.describeTokens(perToken) };
+  }
+
+  /**
+   * The same figures for the downloads made with one token: per day and distribution from the
+   * per-day token sums, its top packages from its own per-package rows over the window.
+   */
+  async tokenStats(days: DownloadWindow, limit: number, tokenId: string, now = new Date()): Promise<DownloadStats> {
+    const window = lastDays(days, now);
+    const rows = await sumTokenDownloads(this.db, tokenId, window.from, window.to);
+    const perDay = new Map<string, number>();
+    const perDistribution = new Map<string, number>();
+    for (const r of rows) {
+      perDay.set(r.day, (perDay.get(r.day) ?? 0) + r.downloads);
+      perDistribution.set(r.distribution, (perDistribution.get(r.distribution) ?? 0) + r.downloads);
+    }
+    const { top, distinct } = await findTopTokenDownloads(this.db, tokenId, window.from, window.to, limit);
+    const byDay = fillDays(window.days, [...perDay].map(([day, downloads]) => ({ day, downloads })), (day) => ({ day, downloads: 0 }));
+    const total = byDay.reduce((n, d) => n + d.downloads, 0);
+    const [described] = await this.describeTokens([{ token_id: tokenId, username: rows[0]?.username ?? '', downloads: total }]);
+    return {
+      days,
+      from: window.from,
+      to: window.to,
+      total,
+      distinct_packages: distinct,
+      by_day: byDay,
+      by_distribution: [...perDistribution]
+        .map(([distribution, downloads]) => ({ distribution, downloads }))
+        .sort((a, b) => b.downloads - a.downloads || a.distribution.localeCompare(b.distribution))
+        .map((r) => ({ distribution: publicDistribution(r.distribution), downloads: r.downloads })),
+      packages: top.map((r) => ({ ...r, distribution: publicDistribution(r.distribution) })),
+      token: described!,
+    };
+  }
+
+  /** Whether downloads were ever counted for this token id. */
+  hasToken(tokenId: string): Promise<boolean> {
+    return hasTokenDownloads(this.db, tokenId);
+  }
+
+  /** Token rows' names and kinds next to their download sums (null for a token since deleted with its account). */
+  private async describeTokens(rows: ReadonlyArray<{ token_id: string; username: string; downloads: number }>): Promise<TokenDownloads[]> {
+    if (rows.length === 0) return [];
+    const tokens = await this.db
+      .selectFrom('api_tokens')
+      .innerJoin('users', 'users.id', 'api_tokens.user_id')
+      .select(['api_tokens.id', 'api_tokens.name', 'api_tokens.kind', 'users.username'])
+      .where('api_tokens.id', 'in', rows.map((r) => r.token_id))
+      .execute();
+    const byId = new Map(tokens.map((t) => [t.id, t]));
+    return rows.map((r) => {
+      const t = byId.get(r.token_id);
+      return { token_id: r.token_id, username: r.username || t?.username || '', name: t?.name ?? null, kind: t?.kind ?? null, downloads: Number(r.downloads) };
+    });
+  }
+
+  /** Downloads made with a token, per day, token and distribution and per day, token and package. */
+  private async upsertTokens(trx: Db, entries: readonly FileDownloads[], owners: Map<string, PackageKey>): Promise<void> {
+    const days = new Map<string, DownloadTokenDayRow>();
+    const counts = new Map<string, DownloadTokenCountRow>();
+    for (const e of entries) {
+      const owner = e.token ? owners.get(e.path) : undefined;
+      if (!e.token || !owner) continue;
+      const dayKey = `${e.day}\n${e.token.id}\n${owner.distribution}`;
+      const day = days.get(dayKey) ?? { day: e.day, token_id: e.token.id, username: e.token.username, distribution: owner.distribution, downloads: 0 };
+      day.downloads += e.downloads;
+      days.set(dayKey, day);
+      const countKey = `${e.day}\n${e.token.id}\n${keyOf(owner)}`;
+      const count = counts.get(countKey) ?? { day: e.day, token_id: e.token.id, username: e.token.username, ...owner, downloads: 0 };
+      count.downloads += e.downloads;
+      counts.set(countKey, count);
+    }
+    if (days.size === 0) return;
+    await addDownloadTokenDays(trx, [...days.values()]);
+    await addDownloadTokenCounts(trx, [...counts.values()]);
   }
 
   /** The package each requested file belongs to (name, version, arch, credited distribution). */
