@@ -7,7 +7,9 @@
  * of the same packages spread over <architectures>x<components> indexes (ours only).
  *
  * For each size it measures, side by side on the same .deb files (bench/lib/deb-corpus.ts):
- *  - full index rebuild: Packages, .gz, .xz, Release, InRelease and Release.gpg, signed;
+ *  - full index rebuild: Packages, .gz, .xz, Release, InRelease and Release.gpg, signed (ours and
+ *    aptly's also Contents-<arch>.gz, from each package's file list; apt-ftparchive `packages`
+ *    writes none);
  *  - publish after adding one package (median of five), signing and compression included;
  *  - peak RSS.
  * Ours: the service's own publisher over its database (run in a child process on the compiled

@@ -35,7 +35,7 @@ function row(entry: CorpusEntry, seq: number): PackageRow {
     arch: field('Architecture') === 'all' ? 'all' : ARCHITECTURES[seq % ARCHITECTURES.length]!, component: COMPONENTS[Math.floor(seq / ARCHITECTURES.length) % COMPONENTS.length]!,
     status: 'published', cve_status: 'not_scanned', sha256: field('SHA256'), sha512: field('SHA512'), sha1: field('SHA1'), md5: field('MD5sum'), upload_sha256: field('SHA256'), upload_size: Number(field('Size')), signed_by: null,
     size: Number(field('Size')), filename: entry.poolPath.split('/').pop()!, pool_path: `apt/${entry.poolPath}`, source_name: entry.name,
-    source_version: field('Version'), metadata: '{}', index_entry: entry.stanza, relations: '{}', files: '[]', pipeline: '[]',
+    source_version: field('Version'), metadata: '{}', index_entry: entry.stanza, relations: '{}', files: JSON.stringify(entry.files ?? []), pipeline: '[]',
     findings: '{"counts":{},"details":[]}', reasons: '[]', uploaded_by: 'bench', sla_deadline: null, seq, created_at: now, updated_at: now,
   };
 }

@@ -17,6 +17,8 @@ export interface CorpusEntry {
   /** Path relative to the corpus root (which is laid out as an APT root: pool/main/…). */
   poolPath: string;
   stanza: string;
+  /** What data.tar holds, as the upload's inspection lists it (our side's Contents lines). */
+  files?: Array<{ path: string; size: number; mode: number; type: string }>;
 }
 
 const WORDS = ['lib', 'tool', 'data', 'utils', 'common', 'dev', 'doc', 'server', 'client', 'plugin', 'core', 'extra'];
@@ -65,10 +67,12 @@ function controlFields(i: number): Array<[string, string]> {
   ];
 }
 
+const dataFile = (i: number) => ({ path: `./usr/share/bench/${i}.txt`, text: `package ${i}\n` });
+
 function debFile(fields: Array<[string, string]>, i: number): Buffer {
   const controlText = `${fields.map(([k, v]) => `${k}: ${v}`).join('\n')}\n`;
   const controlTar = gzipSync(Buffer.concat([tarFile('./control', Buffer.from(controlText)), tarEnd()]));
-  const dataTar = gzipSync(Buffer.concat([tarFile(`./usr/share/bench/${i}.txt`, Buffer.from(`package ${i}\n`)), tarEnd()]));
+  const dataTar = gzipSync(Buffer.concat([tarFile(dataFile(i).path, Buffer.from(dataFile(i).text)), tarEnd()]));
   return Buffer.concat([Buffer.from('!<arch>\n'), arMember('debian-binary', Buffer.from('2.0\n')), arMember('control.tar.gz', controlTar), arMember('data.tar.gz', dataTar)]);
 }
 
@@ -82,7 +86,8 @@ export async function writeCorpusPackage(root: string, i: number): Promise<Corpu
   await writeFile(join(root, poolPath), bytes);
   const digest = (algo: string) => createHash(algo).update(bytes).digest('hex');
   const stanza = packageStanza(fields, { filename: poolPath, size: bytes.length, md5: digest('md5'), sha1: digest('sha1'), sha256: digest('sha256'), sha512: digest('sha512') });
-  return { name: get('Package'), poolPath, stanza };
+  const { path, text } = dataFile(i);
+  return { name: get('Package'), poolPath, stanza, files: [{ path, size: Buffer.byteLength(text), mode: 0o644, type: 'file' }] };
 }
 
 export interface Corpus {
@@ -100,7 +105,7 @@ export async function debCorpus(dir: string, count: number, extra: number): Prom
   const corpus = { repoRoot: join(dir, 'repo'), extraRoot: join(dir, 'extra'), manifest: join(dir, 'manifest.json') };
   if (existsSync(corpus.manifest)) {
     const entries = JSON.parse(await readFile(corpus.manifest, 'utf8')) as CorpusEntry[];
-    if (entries.length === count + extra) return { ...corpus, entries };
+    if (entries.length === count + extra && entries.every((e) => e.files)) return { ...corpus, entries };
   }
   const entries: CorpusEntry[] = [];
   for (let i = 0; i < count + extra; i++) entries.push(await writeCorpusPackage(i < count ? corpus.repoRoot : corpus.extraRoot, i));
