@@ -43,6 +43,20 @@ export type DebMetadata = {
   maintainer: string | null;
   homepage: string | null;
   description: string;
+  /** A source package (arch `source`): its .dsc's facts and the files it names. Absent for a .deb. */
+  source?: DebSourceMetadata;
+};
+
+/**
+ * What a source package keeps besides its .dsc's fields (stored in `control`): the .dsc's pool
+ * file name and the files the .dsc names, with the digests the repository computed from their
+ * bytes. They are stored by SHA-256 like any package file and published in the .dsc's pool folder.
+ */
+export type DebSourceMetadata = {
+  dsc: string;
+  format: string;
+  binaries: string[];
+  files: Array<{ name: string; size: number; md5: string; sha1: string; sha256: string; sha512: string }>;
 };
 
 /** The deb relationship fields as written (null when absent), with Multi-Arch for other packages' checks. */

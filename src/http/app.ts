@@ -3,6 +3,7 @@ import cors from '@fastify/cors';
 import formbody from '@fastify/formbody';
 import helmet from '@fastify/helmet';
 import multipart from '@fastify/multipart';
+import { MAX_SOURCE_FILES } from './routes/upload.js';
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -125,7 +126,8 @@ export async function buildApp(ctx: AppContext): Promise<BuiltApp> {
   });
   await app.register(formbody, { bodyLimit: JSON_BODY_LIMIT });
   await app.register(multipart, {
-    limits: { fileSize: ctx.config.maxUploadBytes, files: 1, fields: 20, fieldSize: 64 * 1024, parts: 25 },
+    // files: the package, or a source package's .dsc (or .changes) and up to MAX_SOURCE_FILES files it names.
+    limits: { fileSize: ctx.config.maxUploadBytes, files: 1 + MAX_SOURCE_FILES, fields: 20, fieldSize: 64 * 1024, parts: 25 + MAX_SOURCE_FILES },
     throwFileSizeLimit: true,
   });
   installAuth(app, ctx);

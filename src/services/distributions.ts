@@ -113,7 +113,8 @@ export class DistributionService {
   async update(codename: string, spec: DistributionSpec, actor: Actor): Promise<Distribution> {
     const existing = this.active(codename);
     const dist = distributionFromSpec(spec, existing);
-    const kept = new Set([...dist.architectures, independentArchitecture(dist.format)]);
+    // Source packages (arch `source`) are listed in every APT distribution's Sources, whatever its architectures.
+    const kept = new Set([...dist.architectures, independentArchitecture(dist.format), ...(dist.format === 'deb' ? ['source'] : [])]);
     const stranded = (await countPackagesByPlace(this.deps.db, codename)).filter((p) => !kept.has(p.arch) || (dist.format === 'deb' && !dist.components.includes(p.component)));
     if (stranded.length > 0) {
       const where = stranded.map((p) => `${p.n} in ${dist.format === 'deb' ? `${p.component}/` : ''}${p.arch}`).join(', ');

@@ -21,6 +21,8 @@ export interface UploadInput {
   /** APT component; default: the distribution's first. */
   component?: string | null;
   file: HashedTempFile;
+  /** A source package's other files (the .dsc or .changes is `file`). */
+  sourceFiles?: Array<{ name: string; file: HashedTempFile }>;
   claimedSha256: string | null;
   user: string | null;
   ip: string | null;
@@ -88,7 +90,7 @@ export class UploadService {
       if (!distribution) throw new DomainError('invalid', 'unknown_distribution', `Unknown distribution ${input.distribution}`);
       component = componentFor(distribution, input.component);
     } catch (error) {
-      await this.deps.files.discard(input.file.path);
+      await this.discardAll(input);
       throw error;
     }
     const deps: PipelineDeps = { ...this.deps, uploadedBy: input.user };
@@ -111,6 +113,11 @@ export class UploadService {
       rejection: null,
       rpmSignature: null,
       served: null,
+      sourceFiles: (input.sourceFiles ?? []).map(({ name, file }) => ({
+        name,
+        path: file.path,
+        facts: { size: file.size, md5: file.md5, sha1: file.sha1, sha256: file.sha256, sha512: file.sha512 },
+      })),
     };
     try {
       const steps = [formatStep(deps), provenanceStep(deps), antivirusStep(deps), cveStep(deps), signature, dependenciesStep(deps)];
@@ -139,8 +146,13 @@ export class UploadService {
       return { httpStatus: body.status === 'rejected' ? 422 : 201, body };
     } finally {
       // Whatever was not moved into the store or quarantine is not kept.
-      await this.deps.files.discard(input.file.path);
+      await this.discardAll(input);
     }
+  }
+
+  private async discardAll(input: UploadInput): Promise<void> {
+    await this.deps.files.discard(input.file.path);
+    for (const f of input.sourceFiles ?? []) await this.deps.files.discard(f.file.path);
   }
 
   private answer(state: UploadState, steps: StepResult[]): UploadResult {

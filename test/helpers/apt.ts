@@ -56,6 +56,8 @@ export async function aptSandbox(dir: string, opts: { architectures?: readonly s
     },
     update: () => exec('apt-get', [...options, '-q', 'update']),
     download: (spec: string) => exec('apt-get', [...options, '-q', 'download', spec], join(dir, 'downloads')),
+    /** `apt-get source` (needs a `deb-src` line): fetches the .dsc and its files, checks them against Sources, and unpacks with dpkg-source unless `downloadOnly`. */
+    source: (spec: string, opts: { downloadOnly?: boolean } = {}) => exec('apt-get', [...options, '-q', 'source', ...(opts.downloadOnly ? ['--download-only'] : []), spec], join(dir, 'downloads')),
     policy: (name: string) => exec('apt-cache', [...options, 'policy', name]),
     show: (name: string) => exec('apt-cache', [...options, 'show', name]),
     /** apt-file over the Contents indices `update` fetched (apt-file's apt.conf.d snippet asks for them); the native architecture's unless named. */

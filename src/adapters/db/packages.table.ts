@@ -248,3 +248,25 @@ export async function replaceServedFile(db: Db, row: Pick<PackageRow, 'id' | 'di
   if (isIndexed(row.status)) await bumpGeneration(db, row.distribution);
   return true;
 }
+
+/** The source package rows (arch `source`) whose .dsc is in a pool folder (`apt/pool/…/<source>`), for the files they share there. */
+export async function sourceRowsIn(db: Db, dir: string, indexedOnly = false): Promise<Array<Pick<PackageRow, 'id' | 'pool_path' | 'metadata' | 'status' | 'distribution'>>> {
+  let q = db.selectFrom('packages').select(['id', 'pool_path', 'metadata', 'status', 'distribution']).where('format', '=', 'deb').where('arch', '=', 'source');
+  if (indexedOnly) q = q.where('status', 'in', INDEXED_STATUSES);
+  // Source names and components hold no LIKE wildcard (`_`, `%`); the prefix is checked again below all the same.
+  const rows = await q.where('pool_path', 'like', `${dir}/%`).execute();
+  return rows.filter((r) => r.pool_path.startsWith(`${dir}/`) && !r.pool_path.slice(dir.length + 1).includes('/'));
+}
+
+/** How many source package rows name a stored file (by SHA-256) among the files of their .dsc. */
+export async function countSourceFileReferences(db: Db, sha256: string): Promise<number> {
+  if (!/^[0-9a-f]{64}$/.test(sha256)) return 0;
+  const n = await db
+    .selectFrom('packages')
+    .select((eb) => eb.fn.countAll().as('n'))
+    .where('format', '=', 'deb')
+    .where('arch', '=', 'source')
+    .where('metadata', 'like', `%"sha256":"${sha256}"%`)
+    .executeTakeFirst();
+  return Number(n?.n ?? 0);
+}

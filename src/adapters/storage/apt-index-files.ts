@@ -31,7 +31,9 @@ export const BY_HASH_DIRS = [
 const GENERATIONS_FILE = '.generations.json';
 const SLICE = 4 * 1024 * 1024;
 
-export type VariantName = 'Packages' | 'Packages.gz' | 'Packages.xz' | `Contents-${string}.gz`;
+/** The base name of an index: `Packages` for a binary-<arch> folder, `Sources` for a source folder. */
+export type IndexBaseName = 'Packages' | 'Sources';
+export type VariantName = IndexBaseName | `${IndexBaseName}.gz` | `${IndexBaseName}.xz` | `Contents-${string}.gz`;
 
 /** The four digests APT's Release lists, computed incrementally. */
 export class Digests {
@@ -241,10 +243,10 @@ export function writeAndWait(stream: Writable, data: Buffer): Promise<void> {
  * file, to gzip and to an xz process at once, each hashed as it is written, so memory stays
  * bounded whatever the number of packages.
  */
-export async function writeFullIndex(indexDir: string, batches: AsyncIterable<readonly string[]>, o: IndexFileOptions): Promise<AptIndexState> {
+export async function writeFullIndex(indexDir: string, batches: AsyncIterable<readonly string[]>, o: IndexFileOptions, base: IndexBaseName = 'Packages'): Promise<AptIndexState> {
   const objectDir = join(indexDir, 'by-hash', 'SHA256');
   await mkdir(objectDir, { recursive: true });
-  const temps = { plain: tempPathFor(join(objectDir, 'Packages')), gz: tempPathFor(join(objectDir, 'Packages.gz')), xz: tempPathFor(join(objectDir, 'Packages.xz')) };
+  const temps = { plain: tempPathFor(join(objectDir, base)), gz: tempPathFor(join(objectDir, `${base}.gz`)), xz: tempPathFor(join(objectDir, `${base}.xz`)) };
   const plainDigests = Digests.empty();
   const plainOut = createWriteStream(temps.plain, { flags: 'wx' });
   const gzip = createGzip({ level: o.gzipLevel });
@@ -274,9 +276,9 @@ export async function writeFullIndex(indexDir: string, batches: AsyncIterable<re
   if (o.sync) await Promise.all(Object.values(temps).map(syncFile));
   const xzFinal = xzTap.finish();
   const built: Array<{ name: VariantName; temp: string; prefix: Digests; tail: Buffer; xz: VariantState['xz'] }> = [
-    { name: 'Packages', temp: temps.plain, prefix: plainDigests, tail: Buffer.alloc(0), xz: null },
-    { name: 'Packages.gz', temp: temps.gz, prefix: gzTap.digests, tail: Buffer.alloc(0), xz: null },
-    { name: 'Packages.xz', temp: temps.xz, prefix: xzFinal.prefix, tail: xzFinal.tail, xz: xzFinal.xz },
+    { name: base, temp: temps.plain, prefix: plainDigests, tail: Buffer.alloc(0), xz: null },
+    { name: `${base}.gz`, temp: temps.gz, prefix: gzTap.digests, tail: Buffer.alloc(0), xz: null },
+    { name: `${base}.xz`, temp: temps.xz, prefix: xzFinal.prefix, tail: xzFinal.tail, xz: xzFinal.xz },
   ];
   const variants: VariantState[] = [];
   for (const b of built) {
@@ -287,7 +289,7 @@ export async function writeFullIndex(indexDir: string, batches: AsyncIterable<re
   return { indexDir, variants, appends: 0 };
 }
 
-/** Extends an index written by this process with more Packages text; null when it cannot. */
+/** Extends an index written by this process with more Packages (or Sources) text; null when it cannot. */
 export async function appendToIndex(state: AptIndexState, added: Buffer, o: IndexFileOptions): Promise<AptIndexState | null> {
   // Compaction: after enough small members and blocks, a full write compresses everything as one.
   if (state.appends >= o.maxAppends) return null;

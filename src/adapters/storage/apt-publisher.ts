@@ -90,6 +90,10 @@ export interface AptPublishResult {
 }
 
 const NAME = /^[a-z0-9][a-z0-9.+-]*$/;
+/** The architecture of source package entries: listed in `<component>/source/Sources`. */
+const SOURCE = 'source';
+/** The index file base name of an index path. */
+const baseNameOf = (rel: string) => (rel.endsWith(`/${SOURCE}`) ? 'Sources' : 'Packages');
 
 /** Publishes of the same distribution in this process run one after the other. */
 const running = new Map<string, Promise<unknown>>();
@@ -108,7 +112,10 @@ interface Layout {
   components: readonly string[];
   architectures: readonly string[];
   distDir: string;
-  /** Index paths (`<component>/binary-<arch>`), components first then architectures, as Release lists them. */
+  /**
+   * Index paths (`<component>/binary-<arch>`, then `<component>/source`), components first then
+   * architectures, as Release lists them.
+   */
   indexRels: string[];
   /** The indexes an entry is listed in. */
   route(entry: AptEntry): string[];
@@ -125,15 +132,16 @@ function layout(o: AptPublishOptions): Layout {
       if (!NAME.test(value)) throw new DomainError('invalid', 'bad_distribution', `invalid ${what} ${JSON.stringify(value)}`);
     }
   }
-  const indexRels = components.flatMap((c) => architectures.map((a) => `${c}/binary-${a}`));
+  // Every component has a Sources index (source packages have the architecture `source`).
+  const indexRels = components.flatMap((c) => [...architectures.map((a) => `${c}/binary-${a}`), `${c}/source`]);
   const known = new Set(indexRels);
-  const archesOf = (e: AptEntry) => (e.arch === 'all' ? architectures : [e.arch]).filter((a) => known.has(`${e.component}/binary-${a}`));
+  const archesOf = (e: AptEntry) => (e.arch === 'all' ? architectures : e.arch === SOURCE ? [] : [e.arch]).filter((a) => known.has(`${e.component}/binary-${a}`));
   return {
     components,
     architectures,
     distDir: join(o.repoRoot, 'dists', o.codename),
     indexRels,
-    route: (e) => archesOf(e).map((a) => `${e.component}/binary-${a}`),
+    route: (e) => (e.arch === SOURCE ? (known.has(`${e.component}/source`) ? [`${e.component}/source`] : []) : archesOf(e).map((a) => `${e.component}/binary-${a}`)),
     contentsRoute: (e) => (e.contents ? archesOf(e).map((a) => contentsKey(e.component, a)) : []),
   };
 }
@@ -168,7 +176,7 @@ export function publishAptDistribution(options: AptPublishOptions): Promise<AptP
       (e, key) => (key.includes('/Contents-') ? e.contents! : e.stanza),
     );
     const opts = fileOptions(options);
-    const packages = Promise.all(l.indexRels.map((rel) => writeFullIndex(join(l.distDir, rel), split.stream(rel), opts).finally(() => split.close(rel))));
+    const packages = Promise.all(l.indexRels.map((rel) => writeFullIndex(join(l.distDir, rel), split.stream(rel), opts, baseNameOf(rel)).finally(() => split.close(rel))));
     const contents = Promise.all(l.components.map(async (c) => {
       const dir = join(l.distDir, c);
       const files = await Promise.all(l.architectures.map((a) => writeContentsFile(dir, a, split.stream(contentsKey(c, a)), opts).finally(() => split.close(contentsKey(c, a)))));

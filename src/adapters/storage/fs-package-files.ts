@@ -106,6 +106,9 @@ export class FsPackageFiles implements PackageFiles {
       await copyFile(this.blobPath(sha256), temp);
     }
     await rename(temp, target);
+    // rename() between two links to one file does nothing (POSIX): the file was already published
+    // there (a shared .orig tarball, a package promoted to the same pool path), and the temp link stays.
+    await rm(temp, { force: true });
   }
 
   async unpublish(poolPath: string): Promise<void> {

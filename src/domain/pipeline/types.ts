@@ -59,6 +59,18 @@ export interface UploadState {
   rpmSignature: 'sign' | 'keep' | null;
   /** RPM only, once admitted: the file the repository serves and whose signature it carries. */
   served: { signed_by: string; sha256: string; size: number } | null;
+  /**
+   * A source upload's other files (temp files, with the name the client sent each under): the
+   * format step checks those the .dsc names against it, and admission stores them with it.
+   */
+  sourceFiles?: SourceUploadFile[];
+}
+
+/** One extra file of a source upload, received into a temp file. */
+export interface SourceUploadFile {
+  name: string;
+  path: string;
+  facts: FileFacts;
 }
 
 /** Ends the upload as `rejected`: nothing is kept but the audit entry, the answer carries code and detail. */

@@ -14,6 +14,8 @@ import { ErrorBody, errorResponses } from '../schemas.js';
 import type { App } from '../types.js';
 
 const SHA256 = /^[0-9a-fA-F]{64}$/;
+/** File parts a source upload may add to its .dsc or .changes (field `files`). */
+export const MAX_SOURCE_FILES = 16;
 
 /**
  * The multipart parser fails with plain Errors ("Unexpected end of multipart data", "Malformed
@@ -36,6 +38,8 @@ interface ParsedUpload {
   /** APT component (default: the distribution's first). */
   component: string | null;
   sha256: string | null;
+  /** A source package's other files (parts named `files`), with the name each part was sent under. */
+  sourceFiles: Array<{ name: string; file: HashedTempFile }>;
 }
 
 /**
@@ -45,25 +49,36 @@ interface ParsedUpload {
 async function readUploadForm(request: FastifyRequest, ctx: AppContext): Promise<ParsedUpload> {
   if (!request.isMultipart()) throw unprocessable('multipart_required', 'Send a multipart/form-data body with `file` and `distribution`');
   let file: HashedTempFile | null = null;
+  const sourceFiles: ParsedUpload['sourceFiles'] = [];
   const fields: Record<string, string> = {};
+  const discardAll = async () => {
+    if (file) await ctx.repo.files.discard(file.path);
+    for (const f of sourceFiles) await ctx.repo.files.discard(f.file.path);
+  };
+  // MAX_UPLOAD_MB bounds the whole upload, however many files it has.
+  let budget = ctx.config.maxUploadBytes;
   try {
     for await (const part of request.parts()) {
       if (part.type === 'file') {
-        if (part.fieldname !== 'file' || file) {
+        const isSourceFile = part.fieldname === 'files' || part.fieldname === 'files[]';
+        if ((part.fieldname !== 'file' || file) && !isSourceFile) {
           part.file.resume();
           continue;
         }
         // Refused the moment the limit is passed: without this the parser drops the excess but
         // waits for the client to send all of it (up to the request timeout) before the 413.
         part.file.once('limit', () => part.file.destroy(Object.assign(new Error('file too large'), { code: 'FST_REQ_FILE_TOO_LARGE' })));
-        file = await hashStream(part.file, { tempDir: ctx.repo.files.tempDir, maxBytes: ctx.config.maxUploadBytes });
+        const received = await hashStream(part.file, { tempDir: ctx.repo.files.tempDir, maxBytes: budget });
+        if (isSourceFile) sourceFiles.push({ name: part.filename ?? '', file: received });
+        else file = received;
+        budget -= received.size;
         if (part.file.truncated) throw Object.assign(new Error('file too large'), { code: 'FST_REQ_FILE_TOO_LARGE' });
       } else if (typeof part.value === 'string') {
         fields[part.fieldname] = part.value;
       }
     }
   } catch (error) {
-    if (file) await ctx.repo.files.discard(file.path);
+    await discardAll();
     throw asClientError(error);
   }
   const problems: Array<{ loc: string[]; msg: string }> = [];
@@ -71,15 +86,15 @@ async function readUploadForm(request: FastifyRequest, ctx: AppContext): Promise
   if (!fields.distribution) problems.push({ loc: ['body', 'distribution'], msg: 'a distribution codename is required' });
   if (fields.sha256 && !SHA256.test(fields.sha256)) problems.push({ loc: ['body', 'sha256'], msg: 'must be 64 hex digits' });
   if (problems.length) {
-    if (file) await ctx.repo.files.discard(file.path);
+    await discardAll();
     throw unprocessable('validation_error', problems.map((p) => `${p.loc.join('.')}: ${p.msg}`).join('; '), problems);
   }
   if (!findDistribution(fields.distribution!)) {
     // Checked here too (the service checks again) so that /upload/stream answers a plain 4xx before its stream starts.
-    await ctx.repo.files.discard(file!.path);
+    await discardAll();
     throw new DomainError('invalid', 'unknown_distribution', `Unknown distribution ${fields.distribution}`);
   }
-  return { file: file!, distribution: fields.distribution!, component: fields.component || null, sha256: fields.sha256 ?? null };
+  return { file: file!, distribution: fields.distribution!, component: fields.component || null, sha256: fields.sha256 ?? null, sourceFiles };
 }
 
 function sse(reply: FastifyReply, event: string, data: unknown): void {
@@ -91,7 +106,7 @@ export async function uploadRoutes(app: App, ctx: AppContext): Promise<void> {
     const principal = principalOf(request);
     const form = await readUploadForm(request, ctx);
     return ctx.repo.uploads.upload(
-      { distribution: form.distribution, component: form.component, file: form.file, claimedSha256: form.sha256, user: principal.user.username, ip: request.ip },
+      { distribution: form.distribution, component: form.component, file: form.file, sourceFiles: form.sourceFiles, claimedSha256: form.sha256, user: principal.user.username, ip: request.ip },
       observer,
     );
   };
@@ -99,7 +114,7 @@ export async function uploadRoutes(app: App, ctx: AppContext): Promise<void> {
   app.post('/upload', {
     schema: {
       tags: ['upload'],
-      summary: 'Upload a .deb or .rpm (multipart: file, distribution, optional component and sha256) through the validation pipeline',
+      summary: 'Upload a .deb or .rpm, or a source package (.dsc or .changes as `file`, the files it names as `files` parts) (multipart: file, distribution, optional component and sha256) through the validation pipeline',
       consumes: ['multipart/form-data'],
       response: { ...errorResponses, 200: UploadResultSchema, 201: UploadResultSchema, 422: Type.Union([UploadResultSchema, ErrorBody]) },
     },
@@ -126,7 +141,7 @@ export async function uploadRoutes(app: App, ctx: AppContext): Promise<void> {
     };
     try {
       const answer = await ctx.repo.uploads.upload(
-        { distribution: form.distribution, component: form.component, file: form.file, claimedSha256: form.sha256, user: principal.user.username, ip: request.ip },
+        { distribution: form.distribution, component: form.component, file: form.file, sourceFiles: form.sourceFiles, claimedSha256: form.sha256, user: principal.user.username, ip: request.ip },
         observer,
       );
       sse(reply, 'result', { http_status: answer.httpStatus, ...answer.body });

@@ -8,6 +8,9 @@ import type { DebInspected, FileFacts } from '../../domain/package.js';
 import { debPoolPath, versionWithoutEpoch } from '../../domain/repo/apt/pool-path.js';
 import { packageStanza } from '../../domain/repo/apt/stanza.js';
 import type { FormatHandler, ProvideRow, ScanUnit } from './types.js';
+import { readLocalHead } from '../../adapters/storage/local-file.js';
+import { looksLikeSourceControl } from '../../domain/deb/dsc.js';
+import { inspectDsc, isSourcePackage, relocateSourceIndexEntry, sourceIndexEntry, sourcePoolPath, sourceScanUnits } from './deb-source.js';
 
 const APT_ROOT = 'apt/';
 
@@ -19,6 +22,8 @@ export const debHandler: FormatHandler<DebInspected> = {
   format: 'deb',
 
   async inspect(path) {
+    // A .dsc (text, often clear-signed) is a source package: see deb-source.ts.
+    if (looksLikeSourceControl(await readLocalHead(path, 64))) return inspectDsc(path);
     const deb = await readDebPackage(path);
     const description = deb.control.get('Description') ?? '';
     return {
@@ -45,20 +50,24 @@ export const debHandler: FormatHandler<DebInspected> = {
   },
 
   poolPath(pkg, _dist, component) {
+    if (isSourcePackage(pkg)) return sourcePoolPath(pkg, component);
     return APT_ROOT + debPoolPath({ name: pkg.name, version: pkg.version, architecture: pkg.arch, source: pkg.sourceName, component });
   },
 
   indexEntry(pkg, facts: FileFacts, poolPath) {
+    if (isSourcePackage(pkg)) return sourceIndexEntry(pkg, facts, poolPath);
     return packageStanza(pkg.metadata.control, { ...facts, filename: poolPath.slice(APT_ROOT.length) });
   },
 
   relocateIndexEntry(entry, from, to) {
+    if (from.endsWith('.dsc')) return relocateSourceIndexEntry(entry, from, to);
     // The APT pool is shared by every distribution: the same file keeps the same Filename.
     if (from !== to) return entry.replace(`\nFilename: ${from.slice(APT_ROOT.length)}\n`, `\nFilename: ${to.slice(APT_ROOT.length)}\n`);
     return entry;
   },
 
-  scanUnits(path, pkg): ScanUnit[] {
+  scanUnits(path, pkg, sourceFiles): ScanUnit[] {
+    if (isSourcePackage(pkg)) return sourceScanUnits(path, pkg, sourceFiles ?? new Map());
     // clamd does not open ar archives, and not zstd either: hand it each member, zstd ones unpacked.
     return pkg.metadata.members.map((member) => ({
       name: member.name,
@@ -71,12 +80,16 @@ export const debHandler: FormatHandler<DebInspected> = {
   },
 
   provides(pkg) {
+    // A source package satisfies no binary dependency.
+    if (isSourcePackage(pkg)) return [];
     const rows: ProvideRow[] = [{ kind: 'package', name: pkg.name, version: pkg.version, flags: null }];
     for (const p of parseProvides(pkg.relations.provides)) rows.push({ kind: 'provides', name: p.name, version: p.version ?? null, flags: null });
     return rows;
   },
 
   async checkDependencies(pkg, lookup, dist: Distribution) {
+    // Build dependencies are not checked: they are the build farm's concern, not the repository's.
+    if (isSourcePackage(pkg)) return { all_satisfied: true, missing: [], install_blocked: false };
     const { relations } = pkg;
     const names = new Set<string>();
     for (const field of [relations.depends, relations.preDepends]) {

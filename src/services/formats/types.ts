@@ -45,7 +45,8 @@ export interface FormatHandler<P extends InspectedPackage = InspectedPackage> {
   indexEntry(pkg: P, facts: FileFacts, poolPath: string, fileTime: number): string;
   /** The index entry of the same file published at another path (promotion to another distribution). */
   relocateIndexEntry(entry: string, fromPoolPath: string, toPoolPath: string): string;
-  scanUnits(path: string, pkg: P): ScanUnit[];
+  /** `sourceFiles`: for a source package, where each file its .dsc names is (by name). */
+  scanUnits(path: string, pkg: P, sourceFiles?: ReadonlyMap<string, string>): ScanUnit[];
   /** Names the package answers to, stored for other packages' dependency checks. */
   provides(pkg: P): ProvideRow[];
   checkDependencies(pkg: P, lookup: ProvidesLookup, dist: Distribution): Promise<DependencyReport>;

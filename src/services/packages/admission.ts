@@ -14,6 +14,7 @@ import { UPSTREAM_SIGNER } from '../../domain/rpm/signature-policy.js';
 import { isoUtc } from '../../domain/time.js';
 import { handlerFor } from '../formats/index.js';
 import type { PipelineDeps } from '../pipeline/deps.js';
+import { publishSourceFiles, releaseSourceFiles, sourceFileConflict, sourceFilesOf } from './source-files.js';
 
 export type AdmittedStatus = 'published' | 'pending_review' | 'quarantined';
 
@@ -109,11 +110,28 @@ async function store(deps: Pick<PipelineDeps, 'db' | 'files'>, state: UploadStat
       });
     }
   }
+  // A source package's other files go where its .dsc goes, each stored once by SHA-256.
+  const sourceFiles = sourceFilesOf(row);
+  const tempOf = new Map((state.sourceFiles ?? []).map((f) => [f.name, f.path]));
+  if (indexed) {
+    const other = await sourceFileConflict(deps.db, sourceFiles);
+    if (other) {
+      throw new DomainError('conflict', 'pool_conflict', `${other.path} already holds different content (published by another source package)`, {
+        existing_sha256: other.sha256,
+        incoming_sha256: sourceFiles.find((f) => f.path === other.path)!.sha256,
+      });
+    }
+  }
   if (status === 'quarantined') {
     await deps.files.quarantineTemp(served.path, row.sha256);
+    for (const f of sourceFiles) await deps.files.quarantineTemp(tempOf.get(f.name)!, f.sha256);
   } else {
     await deps.files.keep(served.path, row.sha256);
-    if (indexed) await deps.files.publish(row.sha256, row.pool_path);
+    for (const f of sourceFiles) await deps.files.keep(tempOf.get(f.name)!, f.sha256);
+    if (indexed) {
+      await deps.files.publish(row.sha256, row.pool_path);
+      await publishSourceFiles(deps.files, sourceFiles);
+    }
   }
   try {
     await deps.db.transaction().execute((trx) => insertPackage(trx, row, handlerFor(served.pkg.format).provides(served.pkg), state.findingDetails));
@@ -124,6 +142,7 @@ async function store(deps: Pick<PipelineDeps, 'db' | 'files'>, state: UploadStat
       await deps.files.forget(row.sha256);
     } else {
       await dropUnreferenced(deps, row, indexed);
+      if (status !== 'quarantined') await releaseSourceFiles(deps.db, deps.files, sourceFiles, { unpublish: indexed, forget: true }).catch(() => undefined);
     }
     const existing = await findPackage(deps.db, row.distribution, row.name, row.version, row.arch);
     if (!existing) throw error;

@@ -23,6 +23,8 @@ import type { Actor } from '../actor.js';
 import type { Publisher } from '../publishing/publisher.js';
 import { isoUtc } from '../../domain/time.js';
 import type { PackageFiles } from '../../adapters/storage/interfaces.js';
+import { sourceDirOf } from '../formats/deb-source.js';
+import { publishSourceFiles, releaseSourceFiles, sourceFilesOf } from './source-files.js';
 
 export interface PromoteResult {
   package: string;
@@ -100,6 +102,8 @@ export class PackageLifecycle {
     for (const row of rows) {
       if (isIndexed(row.status) && (await countReferences(this.db, 'pool_path', row.pool_path, true)) === 0) await this.files.unpublish(row.pool_path);
       if ((await countReferences(this.db, 'sha256', row.sha256)) === 0) await this.files.forget(row.sha256);
+      // A source package's other files, unless another row still names them.
+      await releaseSourceFiles(this.db, this.files, sourceFilesOf(row), { unpublish: isIndexed(row.status), forget: true });
     }
     for (const r of rows) {
       await this.audit.record({ action: 'DELETE', user: actor.username, result: 'SUCCESS', package: r.name, version: r.version, detail: `distribution=${r.distribution}; arch=${r.arch}; status=${r.status}`, ip: actor.ip });
@@ -191,7 +195,10 @@ export class PackageLifecycle {
     const handler = handlerFor(row.format as Distribution['format']);
     const pkg = inspectedFromRow(row);
     const poolPath = handler.poolPath(pkg, target, componentFor(target, row.component), rewrittenFile(row));
-    if (isIndexed(row.status)) await this.files.publish(row.sha256, poolPath);
+    if (isIndexed(row.status)) {
+      await this.files.publish(row.sha256, poolPath);
+      await publishSourceFiles(this.files, sourceFilesOf(row), sourceDirOf(poolPath));
+    }
     const now = isoUtc();
     const copy: PackageRow = {
       ...row,
@@ -230,6 +237,15 @@ export class PackageLifecycle {
       if (!(await this.files.isPublished(row.pool_path))) {
         await this.files.publish(row.sha256, row.pool_path);
         report.relinked++;
+      }
+      for (const f of sourceFilesOf(row)) {
+        referenced.add(f.path);
+        if (!(await this.files.has(f.sha256))) {
+          report.missing_files.push({ distribution: row.distribution, package: row.name, version: row.version, arch: row.arch, sha256: f.sha256 });
+        } else if (!(await this.files.isPublished(f.path))) {
+          await this.files.publish(f.sha256, f.path);
+          report.relinked++;
+        }
       }
     }
     for (const poolPath of await this.files.listPublishedPackages()) {

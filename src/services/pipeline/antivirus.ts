@@ -13,7 +13,7 @@ export function antivirusStep(deps: Pick<PipelineDeps, 'antivirus'>): PipelineSt
     async run(state) {
       if (!deps.antivirus) return { name: 'antivirus', status: 'skipped', message: 'antivirus not configured (CLAMAV_SOCKET or CLAMAV_HOST)', value: 'skipped' };
       const pkg = state.pkg!;
-      const units = handlerFor(pkg.format).scanUnits(state.path, pkg);
+      const units = handlerFor(pkg.format).scanUnits(state.path, pkg, new Map((state.sourceFiles ?? []).map((f) => [f.name, f.path])));
       for (const unit of units) {
         const verdict = await deps.antivirus.scanStream(unit.open(), unit.name);
         if (!verdict.clean) {

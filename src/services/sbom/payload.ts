@@ -74,6 +74,8 @@ export async function catalogue(file: string, pkg: StoredPackage): Promise<Packa
   const collector = new InventoryCollector();
   try {
     if (pkg.format === 'rpm') await walkRpm(file, pkg, collector);
+    // A source package (.dsc) installs nothing: it has no payload to catalogue.
+    else if ((pkg.metadata as { source?: unknown }).source) return collector.result();
     else await walkDeb(file, pkg, collector);
     return collector.result();
   } catch (error) {

@@ -14,10 +14,11 @@ import type { StoredCveStatus } from '../../domain/security/policy.js';
 import { DomainError } from '../../domain/errors.js';
 import type { PackageFiles } from '../../adapters/storage/interfaces.js';
 import { bumpGeneration } from '../../adapters/db/distributions.table.js';
-import { countReferences, findPoolConflict, type PackageRow } from '../../adapters/db/packages.table.js';
+import { countReferences, countSourceFileReferences, findPoolConflict, type PackageRow } from '../../adapters/db/packages.table.js';
 import type { Publisher } from '../publishing/publisher.js';
 import { isoUtc } from '../../domain/time.js';
 import { findingsJson } from './findings-store.js';
+import { publishSourceFiles, releaseSourceFiles, sourceFileConflict, sourceFilesOf } from '../packages/source-files.js';
 import type { StoredFinding } from '../../domain/security/index.js';
 
 /** What changes with the status (fields left undefined are kept). */
@@ -68,6 +69,8 @@ export class PackageTransitions {
     const paths = [...new Set(batch.unpublish.map((r) => r.pool_path))];
     const stillUsed = await findIndexedPoolPaths(this.deps.db, paths);
     for (const path of paths) if (!stillUsed.has(path)) await this.deps.files.unpublish(path);
+    // A source package's other files, unless an indexed source package still names them.
+    await releaseSourceFiles(this.deps.db, this.deps.files, batch.unpublish.flatMap((r) => sourceFilesOf(r)), { unpublish: true, forget: false });
     batch.publish.clear();
     batch.unpublish.length = 0;
   }
@@ -116,7 +119,14 @@ export class PackageTransitions {
       });
     }
     if (!(await files.has(row.sha256))) throw new DomainError('conflict', 'file_missing', `the stored file of ${row.name} ${row.version} is missing (sha256 ${row.sha256})`);
+    const sourceFiles = sourceFilesOf(row);
+    const otherSource = await sourceFileConflict(db, sourceFiles);
+    if (otherSource) throw new DomainError('conflict', 'pool_conflict', `${otherSource.path} already holds different content (published by another source package)`);
+    for (const f of sourceFiles) {
+      if (!(await files.has(f.sha256))) throw new DomainError('conflict', 'file_missing', `${f.name} of ${row.name} ${row.version} is missing from the store (sha256 ${f.sha256})`);
+    }
     await files.publish(row.sha256, row.pool_path);
+    await publishSourceFiles(files, sourceFiles);
   }
 
   private updatedRow(row: PackageRow, change: StatusChange): PackageRow {
@@ -179,6 +189,7 @@ export class PackageTransitions {
     } else {
       if (wasIndexed !== willBeIndexed) await publisher.request(row.distribution);
       if (wasIndexed && !willBeIndexed && (await countReferences(db, 'pool_path', row.pool_path, true)) === 0) await files.unpublish(row.pool_path);
+      if (wasIndexed && !willBeIndexed) await releaseSourceFiles(db, files, sourceFilesOf(row), { unpublish: true, forget: false });
     }
     if (change.status === 'quarantined' && row.status !== 'quarantined') await this.quarantineFile(row);
   }
@@ -190,6 +201,12 @@ export class PackageTransitions {
       const otherUsers = (await countReferences(this.deps.db, 'sha256', row.sha256)) - 1;
       const othersOutsideQuarantine = otherUsers > 0 ? await countOtherUnquarantinedCopies(this.deps.db, row.sha256, row.id) : 0;
       await this.deps.files.quarantine(row.sha256, othersOutsideQuarantine > 0);
+      // A source package's other files go too, copied when another row still names them.
+      for (const f of sourceFilesOf(row)) {
+        if (!(await this.deps.files.has(f.sha256))) continue;
+        const shared = (await countSourceFileReferences(this.deps.db, f.sha256)) > 1 || (await countReferences(this.deps.db, 'sha256', f.sha256)) > 0;
+        await this.deps.files.quarantine(f.sha256, shared);
+      }
     } catch (error) {
       // The status change stands; the file's place is repaired by a later quarantine or sync.
       this.deps.log.error({ err: error, package: row.name, version: row.version }, 'could not move the file to quarantine');

@@ -48,3 +48,12 @@ export function debPoolPath(input: PoolPathInput): string {
   const source = sourceName(input.name, input.source);
   return `pool/${component}/${poolPrefix(source)}/${source}/${input.name}_${versionWithoutEpoch(input.version)}_${input.architecture}.deb`;
 }
+
+/** The pool folder (relative to the APT root) of a source package's files: `pool/<component>/<prefix>/<source>`. */
+export function debSourcePoolDir(source: string, component = 'main'): string {
+  assertValidPackageName(source);
+  if (!/^[a-z0-9][a-z0-9-]*$/.test(component)) {
+    throw new PackageFormatError('invalid_component', `invalid component ${JSON.stringify(component)}`);
+  }
+  return `pool/${component}/${poolPrefix(source)}/${source}`;
+}
