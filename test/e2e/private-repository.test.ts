@@ -12,7 +12,7 @@ import { multipartBody } from '../../harness/multipart.js';
 import { buildRpm } from '../../harness/rpms.js';
 import { makeTempDir } from '../helpers/tmp.js';
 
-describe('private distributions: apt and dnf read them with an API token, and nothing without one', () => {
+describe('private distributions: apt and dnf read them with an API token or a read token, and nothing without one', () => {
   let t: TestApp;
   let base: string;
   let admin: string;
@@ -46,6 +46,8 @@ describe('private distributions: apt and dnf read them with an API token, and no
     token = made.json().token;
     await create({ codename: 'acme-private', format: 'deb', private: true, architectures: ['amd64'] });
     await create({ codename: 'acme-private-el9', format: 'rpm', private: true, architectures: ['x86_64'] });
+    // Another team's private distribution: a read token for acme-private does not open it.
+    await create({ codename: 'acme-other', format: 'deb', private: true, architectures: ['amd64'] });
     const debDir = join(work.dir, 'deb');
     await mkdir(debDir);
     await upload(await buildDeb(debDir, { name: 'acme-secret', version: '3.1.4+really3.1-2', arch: 'amd64', files: { 'usr/share/acme-secret/f': 'secret' } }), 'acme-private');
@@ -53,6 +55,7 @@ describe('private distributions: apt and dnf read them with an API token, and no
     await upload(await buildDeb(debDir, { name: 'acme-shared', version: '1.0-1', arch: 'amd64', files: { 'usr/share/acme-shared/f': 'shared' } }), 'acme-private');
     const shared = join(debDir, 'acme-shared_1.0-1_amd64.deb');
     await upload(shared, 'bookworm');
+    await upload(await buildDeb(debDir, { name: 'acme-other-tool', version: '0.9-1', arch: 'amd64', files: { 'usr/share/acme-other-tool/f': 'other' } }), 'acme-other');
     const rpmDir = join(work.dir, 'rpm');
     await mkdir(rpmDir);
     await upload(await buildRpm(rpmDir, { name: 'acme-secret', version: '3.1.4', release: '2.el9', files: { '/usr/share/acme-secret/f': 'secret' } }), 'acme-private-el9');
@@ -115,6 +118,77 @@ describe('private distributions: apt and dnf read them with an API token, and no
     assert.match(query.stdout, /^acme-secret-3\.1\.4-2\.el9$/m);
     const download = await withAuth.download('acme-secret');
     assert.equal(download.code, 0, download.stderr);
+  });
+
+  it('is read by apt-get with a tg_r_ read token scoped to it; the token opens no other private distribution, no API route, and is counted for its downloads until revoked', async () => {
+    const builderSession = await t.login('ci-builder', 'Passw0rd!');
+    const made = await t.app.inject({
+      method: 'POST', url: '/auth/api-tokens', headers: bearer(builderSession),
+      payload: { name: 'apt on acme hosts', kind: 'read', distributions: ['acme-private', 'acme-private-el9'] },
+    });
+    assert.equal(made.statusCode, 201, made.body);
+    const read = made.json() as { token: string; token_id: string };
+    assert.match(read.token, /^tg_r_[A-Za-z0-9_-]{43}$/);
+    const keyring = join(work.dir, 'tollgate.gpg');
+    await writeFile(keyring, Buffer.from(await (await fetch(`${base}/repo/keys/tollgate.gpg`)).arrayBuffer()));
+    const host = base.replace(/^https:\/\//, '');
+    // The auth.conf.d entries the install instructions give, for the two distributions, holding the read token.
+    const entries = (codename: string) =>
+      `machine ${host}/repo/apt/dists/${codename}/ login ci-builder password ${read.token}\nmachine ${host}/repo/apt/pool/ login ci-builder password ${read.token}\n`;
+
+    const apt = await aptSandbox(join(work.dir, 'apt-read-token'));
+    await apt.setSource(`deb [signed-by=${keyring}] ${base}/repo/apt acme-private main`);
+    await writeFile(join(apt.dir, 'etc', 'auth.conf.d', 'tollgate.conf'), entries('acme-private'), { mode: 0o600 });
+    const update = await apt.update();
+    assert.equal(update.code, 0, update.stderr + update.stdout);
+    assert.doesNotMatch(update.stderr, /^(W|E):/m, update.stderr);
+    const download = await apt.download('acme-secret');
+    assert.equal(download.code, 0, download.stderr + download.stdout);
+    assert.ok(existsSync(join(apt.dir, 'downloads', 'acme-secret_3.1.4+really3.1-2_amd64.deb')));
+
+    // The same token for another private distribution: apt is refused with 401.
+    const other = await aptSandbox(join(work.dir, 'apt-read-token-other'));
+    await other.setSource(`deb [signed-by=${keyring}] ${base}/repo/apt acme-other main`);
+    await writeFile(join(other.dir, 'etc', 'auth.conf.d', 'tollgate.conf'), entries('acme-other'), { mode: 0o600 });
+    const refused = await other.update();
+    assert.match(refused.stdout + refused.stderr, /401/, refused.stdout + refused.stderr);
+    const direct = await fetch(`${base}/repo/apt/dists/acme-other/InRelease`, { headers: basic('ci-builder', read.token) });
+    assert.equal(direct.status, 401);
+    assert.equal(((await direct.json()) as { code: string }).code, 'token_out_of_scope');
+
+    // dnf reads the RPM distribution the token also names.
+    const repo = { id: 'acme-private', baseurl: `${base}/repo/rpm/acme-private-el9/x86_64/`, gpgkey: `${base}/repo/keys/tollgate.asc` };
+    const dnf = await dnfSandbox(join(work.dir, 'dnf-read-token'), repo);
+    const repoFile = join(dnf.dir, 'repos.d', 'acme-private.repo');
+    const { readFile } = await import('node:fs/promises');
+    await writeFile(repoFile, `${(await readFile(repoFile, 'utf8')).trimEnd()}\nusername=ci-builder\npassword=${read.token}\n`);
+    const query = await dnf.repoquery(['--refresh', '--qf', '%{name}-%{version}-%{release}', 'acme-secret']);
+    assert.equal(query.code, 0, query.stderr);
+    assert.match(query.stdout, /^acme-secret-3\.1\.4-2\.el9$/m);
+
+    // No API route takes it.
+    for (const headers of [bearer(read.token), basic('ci-builder', read.token)]) {
+      const api = await fetch(`${base}/artifacts`, { headers });
+      assert.ok(api.status === 401 || api.status === 403, String(api.status));
+    }
+    const api = await fetch(`${base}/artifacts`, { headers: bearer(read.token) });
+    assert.equal(api.status, 403);
+    assert.equal(((await api.json()) as { code: string }).code, 'read_token_not_allowed');
+
+    // apt's download is in the statistics, attributed to the token and its owner.
+    const stats = (await t.app.inject({ method: 'GET', url: `/downloads/stats?days=7&token=${read.token_id}`, headers: bearer(builderSession) })).json();
+    assert.equal(stats.token.username, 'ci-builder');
+    assert.equal(stats.token.kind, 'read');
+    assert.deepEqual(stats.packages.map((p: { name: string; distribution: string; downloads: number }) => [p.name, p.distribution, p.downloads]), [['acme-secret', 'acme-private', 1]]);
+    const all = (await t.app.inject({ method: 'GET', url: '/downloads/stats?days=7', headers: bearer(admin) })).json();
+    assert.deepEqual(all.by_token.find((r: { token_id: string }) => r.token_id === read.token_id), { token_id: read.token_id, username: 'ci-builder', name: 'apt on acme hosts', kind: 'read', downloads: 1 });
+
+    // Revoked: apt is refused at once.
+    const revoked = await t.app.inject({ method: 'DELETE', url: `/auth/api-tokens/${read.token_id}`, headers: bearer(builderSession) });
+    assert.equal(revoked.statusCode, 204);
+    const after = await apt.update();
+    assert.match(after.stdout + after.stderr, /401/, after.stdout + after.stderr);
+    assert.equal((await fetch(`${base}/repo/apt/dists/acme-private/InRelease`, { headers: basic('ci-builder', read.token) })).status, 401);
   });
 
   it('becomes public again when the flag is turned off', async () => {

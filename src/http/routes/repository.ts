@@ -159,6 +159,9 @@ export async function repositoryRoutes(app: App, ctx: AppContext): Promise<void>
       return reply.send(file.stream(range));
     }
     reply.header('content-length', file.size);
-    return reply.send(file.stream());
+    // Read exactly the announced length: the stream then ends with its last chunk instead of after
+    // one more read finding the end of the file, so the response is ended before a client that has
+    // every byte can hang up (such a download would otherwise look broken off and go uncounted).
+    return reply.send(file.stream(file.size > 0 ? { start: 0, end: file.size - 1 } : undefined));
   });
 }
