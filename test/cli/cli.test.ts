@@ -257,6 +257,15 @@ describe('tollgate CLI (built executable against the real service)', () => {
     const listed = await tollgate(['tokens', 'list', '--json'], env);
     assert.ok(json<Array<{ token_id: string }>>(listed).some((t) => t.token_id === token.token_id));
     assert.ok(!listed.stdout.includes(token.token), 'the secret is never listed');
+    // A read token: tg_r_, for the repository only, so the CLI (an API client) is refused with it.
+    const read = await tollgate(['tokens', 'create', 'apt hosts', '--read', 'jammy,noble', '--json'], env);
+    assert.equal(read.code, 0, read.stderr);
+    const readToken = json<{ token: string; kind: string; distributions: string[] }>(read);
+    assert.match(readToken.token, /^tg_r_/);
+    assert.deepEqual([readToken.kind, readToken.distributions], ['read', ['jammy', 'noble']]);
+    assert.notEqual((await tollgate(['whoami'], { ...env, TOLLGATE_TOKEN: readToken.token })).code, 0);
+    const table = await tollgate(['tokens', 'list'], env);
+    assert.match(table.stdout, /apt hosts +read +reader +jammy,noble/);
     assert.equal((await tollgate(['tokens', 'revoke', token.token_id], env)).code, 0);
     const revoked = await tollgate(['whoami'], { ...env, TOLLGATE_TOKEN: token.token });
     assert.equal(revoked.code, 1);
