@@ -4,7 +4,7 @@
  * (`dpkg-genchanges -S`). Reproducible: SOURCE_DATE_EPOCH fixes the tarballs' dates.
  */
 import { execFile } from 'node:child_process';
-import { chmod, mkdir, readdir, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 
@@ -20,6 +20,8 @@ export interface SourceSpec {
   files?: Record<string, string>;
   /** Build a source-only .changes too. */
   changes?: boolean;
+  /** Clear-sign the .dsc (as real ones are) with a throwaway key made in `dir`. */
+  sign?: boolean;
 }
 
 export interface BuiltSource {
@@ -56,6 +58,14 @@ export async function buildSourcePackage(dir: string, spec: SourceSpec): Promise
   await writeFile(join(tree, 'debian', 'source', 'format'), `${spec.format}\n`);
   await run('dpkg-source', ['-b', `${spec.name}-${upstream}`], { cwd: dir, env });
   const dsc = join(dir, `${spec.name}_${withoutEpoch(spec.version)}.dsc`);
+  if (spec.sign) {
+    const gnupg = join(dir, '.gnupg');
+    await mkdir(gnupg, { recursive: true, mode: 0o700 });
+    const genv = { ...env, GNUPGHOME: gnupg };
+    await run('gpg', ['--batch', '--passphrase', '', '--quick-gen-key', 'Acme Builds <builds@acme.example>', 'ed25519', 'sign', 'never'], { env: genv });
+    await run('gpg', ['--batch', '--yes', '--clearsign', '--output', `${dsc}.signed`, dsc], { env: genv });
+    await rename(`${dsc}.signed`, dsc);
+  }
   const files = (await readdir(dir)).filter((f) => f.startsWith(`${spec.name}_`) && /\.tar\.(gz|xz)$/.test(f)).sort().map((f) => join(dir, f));
   let changes: string | null = null;
   if (spec.changes) {

@@ -18,7 +18,9 @@ import {
 import type { Db } from '../adapters/db/index.js';
 import type { PackageFiles } from '../adapters/storage/interfaces.js';
 import { distributionFromSpec, specOf, type DistributionSpec } from '../domain/distribution-spec.js';
-import { BUILT_IN_DISTRIBUTIONS, findDistribution, independentArchitecture, setDistributions, type Distribution } from '../domain/distributions.js';
+import { BUILT_IN_DISTRIBUTIONS, findDistribution, independentArchitecture, isIndexed, setDistributions, type Distribution } from '../domain/distributions.js';
+import { packagesInDistribution } from '../adapters/db/packages.table.js';
+import { releaseSourceFiles, sourceFilesOf } from './packages/source-files.js';
 import { DomainError } from '../domain/errors.js';
 import { isoUtc } from '../domain/time.js';
 import type { Actor } from './actor.js';
@@ -129,11 +131,14 @@ export class DistributionService {
   async retire(codename: string, actor: Actor): Promise<void> {
     const dist = this.active(codename);
     const onlyHere = dist.format === 'deb' ? await poolPathsOnlyIn(this.deps.db, codename) : [];
+    // Source packages' other files: those no indexed source package of another distribution names.
+    const sourceFiles = dist.format === 'deb' ? (await packagesInDistribution(this.deps.db, codename, null)).filter((r) => isIndexed(r.status)).flatMap((r) => sourceFilesOf(r)) : [];
     await markDistributionRetired(this.deps.db, codename, isoUtc());
     await this.refresh();
     await this.deps.publisher.idle();
     await this.deps.files.removePublishedTree(dist.format === 'deb' ? `apt/dists/${codename}` : `rpm/${codename}`);
     for (const path of onlyHere) await this.deps.files.unpublish(path);
+    await releaseSourceFiles(this.deps.db, this.deps.files, sourceFiles, { unpublish: true, forget: false, exceptDistribution: codename });
     await this.deps.audit.record({ action: 'DISTRIBUTION_RETIRE', user: actor.username, result: 'SUCCESS', detail: `codename=${codename}; pool files removed=${onlyHere.length}`, ip: actor.ip });
   }
 

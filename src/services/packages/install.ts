@@ -12,7 +12,9 @@ import { latestRow } from './catalog.js';
  */
 export function installableRow(rows: readonly PackageRow[], requestedVersion?: string): PackageRow {
   const indexed = rows.filter((r) => isIndexed(r.status));
-  if (indexed.length > 0) return latestRow(indexed);
+  // A binary package is installed rather than its same-named source package fetched.
+  const binaries = indexed.filter((r) => r.arch !== 'source');
+  if (indexed.length > 0) return latestRow(binaries.length > 0 ? binaries : indexed);
   const row = latestRow(rows);
   const what = requestedVersion ? `${row.name} ${row.version}` : `No version of ${row.name}`;
   const states = [...new Set(rows.map((r) => `${r.distribution}: ${r.status}`))].join(', ');
@@ -37,7 +39,9 @@ export function installInstructions(baseUrl: string, dist: Distribution, row: Pi
   if (dist.format === 'deb') {
     const keyring = '/usr/share/keyrings/tollgate.gpg';
     const keyUrl = `${repo}/keys/tollgate.gpg`;
-    const sourceLine = `deb [signed-by=${keyring}] ${repo}/apt ${dist.codename} ${dist.components.join(' ')}`;
+    // A source package (arch `source`) is read through a deb-src line and fetched with apt-get source.
+    const isSource = row.arch === 'source';
+    const sourceLine = `${isSource ? 'deb-src' : 'deb'} [signed-by=${keyring}] ${repo}/apt ${dist.codename} ${dist.components.join(' ')}`;
     const authFile = `/etc/apt/auth.conf.d/tollgate-${dist.codename}.conf`;
     return {
       format: 'deb',
@@ -50,9 +54,9 @@ export function installInstructions(baseUrl: string, dist: Distribution, row: Pi
           ? [`printf 'machine %s login %s password %s\\n' ${q(`${host}/apt/dists/${dist.codename}/`)} ${q(username)} "$TOLLGATE_TOKEN" ${q(`${host}/apt/pool/`)} ${q(username)} "$TOLLGATE_TOKEN" | sudo tee ${q(authFile)} > /dev/null && sudo chmod 600 ${q(authFile)}`]
           : []),
         `curl -fsSL ${q(keyUrl)} | sudo tee ${q(keyring)} > /dev/null`,
-        `printf '%s\\n' ${q(sourceLine)} | sudo tee ${q(`/etc/apt/sources.list.d/tollgate-${dist.codename}.list`)}`,
+        `printf '%s\\n' ${q(sourceLine)} | sudo tee ${q(`/etc/apt/sources.list.d/tollgate-${dist.codename}${isSource ? '-src' : ''}.list`)}`,
         'sudo apt-get update',
-        `sudo apt-get install ${q(`${row.name}=${row.version}`)}`,
+        isSource ? `apt-get source ${q(`${row.name}=${row.version}`)}` : `sudo apt-get install ${q(`${row.name}=${row.version}`)}`,
       ],
     };
   }

@@ -25,11 +25,11 @@ export function sourceFilesOf(row: Pick<PackageRow, 'arch' | 'format' | 'metadat
   return (meta.source?.files ?? []).map((f) => ({ name: f.name, path: `${dir}/${f.name}`, sha256: f.sha256 }));
 }
 
-/** The files named by the indexed source rows of a pool folder, by name (their SHA-256), `except` one row. */
-async function publishedIn(db: Db, dir: string, exceptId: string | null): Promise<Map<string, Set<string>>> {
+/** The files named by the indexed source rows of a pool folder, by name (their SHA-256), except those of one distribution. */
+async function publishedIn(db: Db, dir: string, exceptDistribution: string | null): Promise<Map<string, Set<string>>> {
   const named = new Map<string, Set<string>>();
   for (const row of await sourceRowsIn(db, dir, true)) {
-    if (row.id === exceptId) continue;
+    if (row.distribution === exceptDistribution) continue;
     for (const f of (JSON.parse(row.metadata) as DebMetadata).source?.files ?? []) {
       let set = named.get(f.name);
       if (!set) named.set(f.name, (set = new Set()));
@@ -59,7 +59,7 @@ export async function publishSourceFiles(files: PackageFiles, refs: readonly Sou
  * After rows left the index or the database: unpublishes each named file no indexed source row
  * of its folder still names, and drops from the store those no row names at all.
  */
-export async function releaseSourceFiles(db: Db, files: PackageFiles, refs: readonly SourceFileRef[], opts: { unpublish: boolean; forget: boolean }): Promise<void> {
+export async function releaseSourceFiles(db: Db, files: PackageFiles, refs: readonly SourceFileRef[], opts: { unpublish: boolean; forget: boolean; exceptDistribution?: string }): Promise<void> {
   if (refs.length === 0) return;
   if (opts.unpublish) {
     const byDir = new Map<string, SourceFileRef[]>();
@@ -68,7 +68,7 @@ export async function releaseSourceFiles(db: Db, files: PackageFiles, refs: read
       byDir.set(dir, [...(byDir.get(dir) ?? []), f]);
     }
     for (const [dir, list] of byDir) {
-      const named = await publishedIn(db, dir, null);
+      const named = await publishedIn(db, dir, opts.exceptDistribution ?? null);
       for (const f of list) if (!named.get(f.name)?.has(f.sha256)) await files.unpublish(f.path);
     }
   }
