@@ -7,6 +7,7 @@ import { aptSandbox, exec } from '../helpers/apt.js';
 import { backends, bearer, startTestApp, type TestApp } from '../helpers/app.js';
 import { multipartBody } from '../../harness/multipart.js';
 import { buildSourcePackage, type BuiltSource } from '../../harness/source-packages.js';
+import { EICAR, EICAR_SIGNATURE, startClamd, type RunningClamd } from '../helpers/clamd.js';
 import { makeTempDir } from '../helpers/tmp.js';
 import { patchSettings, startFeedServer, writeOsvFeed, type FeedServer } from '../security/support.js';
 
@@ -273,5 +274,48 @@ describe('source packages: the CVE step matches the source package by name and v
     assert.equal(fixed.statusCode, 201, fixed.body);
     assert.equal(fixed.json().status, 'published');
     assert.equal(fixed.json().findings.high, 0);
+  });
+});
+
+describe('source packages: the antivirus scans every file (real clamd)', () => {
+  let clamd: RunningClamd;
+  let t: TestApp;
+  let admin: string;
+  let work: { dir: string; cleanup: () => Promise<void> };
+
+  before(async () => {
+    work = await makeTempDir('tollgate-sources-av-');
+    clamd = await startClamd();
+    t = await startTestApp({ env: { CLAMAV_SOCKET: clamd.socket } });
+    admin = await t.tokenFor('admin');
+  });
+  after(async () => {
+    await t?.close();
+    await clamd?.stop();
+    await work?.cleanup();
+  });
+
+  it('quarantines a source package whose .orig tarball holds EICAR: every file in quarantine, none in the pool or Sources', async () => {
+    const built = await buildSourcePackage(join(work.dir, 'evil'), { name: 'evil-src', version: '1.0-1', format: '3.0 (quilt)', files: { 'README': 'hello\n', 'data/eicar.txt': `${EICAR}\n` } });
+    const form = await multipartBody({ distribution: 'jammy' }, { path: built.dsc, filename: basename(built.dsc) }, built.files.map((p) => ({ path: p, filename: basename(p) })));
+    const res = await t.app.inject({ method: 'POST', url: '/upload', headers: { ...bearer(admin), ...form.headers }, payload: form.payload });
+    assert.equal(res.statusCode, 201, res.body);
+    const body = res.json();
+    assert.deepEqual([body.status, body.arch, body.pipeline.antivirus], ['quarantined', 'source', 'infected']);
+    assert.match(body.reasons.join('; '), new RegExp(`${EICAR_SIGNATURE}.*evil-src_1\\.0\\.orig\\.tar\\.gz`));
+    const quarantined = await readdir(join(t.ctx.repo.files.repoDir, '..', 'quarantine'));
+    for (const f of [built.dsc, ...built.files]) {
+      const sha = (await exec('sha256sum', [f])).stdout.split(' ')[0]!;
+      assert.ok(quarantined.includes(sha), `${basename(f)} in quarantine`);
+    }
+    assert.equal((await exec('test', ['-e', join(t.ctx.repo.files.repoDir, 'apt/pool/main/e/evil-src')])).code, 1);
+    assert.doesNotMatch(await readFile(join(t.ctx.repo.files.repoDir, 'apt/dists/jammy/main/source/Sources'), 'utf8').catch(() => ''), /evil-src/);
+    // A clean one passes with every file scanned.
+    const clean = await buildSourcePackage(join(work.dir, 'clean'), { name: 'clean-src', version: '1.0', format: '3.0 (native)' });
+    const cleanForm = await multipartBody({ distribution: 'jammy' }, { path: clean.dsc, filename: basename(clean.dsc) }, [{ path: clean.files[0]!, filename: basename(clean.files[0]!) }]);
+    const ok = await t.app.inject({ method: 'POST', url: '/upload', headers: { ...bearer(admin), ...cleanForm.headers }, payload: cleanForm.payload });
+    assert.equal(ok.statusCode, 201, ok.body);
+    assert.deepEqual([ok.json().status, ok.json().pipeline.antivirus], ['published', 'clean']);
+    assert.match(ok.json().steps.find((s: { name: string }) => s.name === 'antivirus').message, /in 2 part\(s\)/);
   });
 });
