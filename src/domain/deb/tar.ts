@@ -65,6 +65,11 @@ export async function walkTar(
     try {
       entries += 1;
       if (entries > limits.maxEntries) throw limits.tooManyEntries();
+      // tar-stream never ends the entry stream of a directory that declares content, so waiting
+      // for its end would hang the upload (found by fuzz/targets/deb-reader).
+      if (raw.type === 'directory' && raw.size !== undefined && raw.size > 0) {
+        throw new PackageFormatError('bad_tar_archive', `invalid tar archive: directory ${JSON.stringify(raw.name)} declares ${raw.size} bytes of content`);
+      }
       const header = toHeader(raw);
       const decision = visitor.onEntry(header);
       if (!decision.capture) {

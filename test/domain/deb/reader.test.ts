@@ -182,6 +182,13 @@ describe('readDebPackage on malformed packages', () => {
     await assert.rejects(readDebPackage(join(dir, 'truncated.deb')), code('truncated_archive'));
   });
 
+  it('a directory entry declaring content is refused, not waited on for ever (found by fuzz/targets/deb-reader)', async () => {
+    const input = new URL('../../../fuzz/corpus/deb-reader/directory-with-content', import.meta.url).pathname;
+    const started = Date.now();
+    await assert.rejects(readDebPackage(input), code('bad_tar_archive'));
+    assert.ok(Date.now() - started < 5000);
+  });
+
   it('missing or misplaced members', async () => {
     const { control, data } = await parts();
     await assert.rejects(readDebPackage(await assemble('nobin.deb', [{ name: 'control.tar.gz', data: control }])), code('missing_debian_binary'));
