@@ -94,6 +94,11 @@ for (const backend of backends()) {
       assert.deepEqual([body.status, body.name, body.version, body.arch], ['published', 'hello-src', '1:2.4.1+ds1-1~acme2', 'source']);
       // The answer's file is the .dsc, not the .changes.
       assert.equal(body.sha256, (await exec('sha256sum', [quilt2.dsc])).stdout.split(' ')[0]);
+      // The same .dsc and files again: the stored result (200), nothing new kept.
+      const again = await send(quilt2.dsc, quilt2.files);
+      assert.equal(again.statusCode, 200, again.body);
+      assert.equal(again.json().version, '1:2.4.1+ds1-1~acme2');
+      assert.deepEqual(await tempFiles(), []);
       // A clear-signed .dsc, as real ones are (the signature is not required, and not checked).
       assert.match(await readFile(native.dsc, 'utf8'), /^-----BEGIN PGP SIGNED MESSAGE-----\n/);
       const native1 = await send(native.dsc, native.files);

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { isChangesText, looksLikeSourceControl, parseChanges, parseDsc, stripClearSignature } from '../../../src/domain/deb/dsc.js';
 import { PackageFormatError } from '../../../src/domain/errors.js';
+import { packageFilePath } from '../../../src/domain/downloads/package-path.js';
 import { sourcesStanza } from '../../../src/domain/repo/apt/sources-stanza.js';
 
 const ORIG = { md5: '7898d49eaa8446869bbbe609f5b5e3ff', sha1: '2d9e164c53384fc9b2b28f68de3f0e89370beb61', sha256: 'f6baf16a06182af134715ca9e62fe630c897111fdd626e7f52e05fac333555e2' };
@@ -126,5 +127,13 @@ describe('Sources stanza', () => {
     assert.match(stanza, /^Package: hello-src\n/);
     assert.match(stanza, /\nFiles:\n a{32} 874 hello-src_2\.4\.1\+ds1-1~acme1\.dsc\n a{32} 196 hello-src_2\.4\.1\+ds1\.orig\.tar\.gz\n a{32} 604 hello-src_2\.4\.1\+ds1-1~acme1\.debian\.tar\.xz\n/);
     assert.match(stanza, /\nChecksums-Sha512:\n 1{128} 874 .*\.dsc\n 2{128} 196 .*orig\.tar\.gz\n 3{128} 604 .*debian\.tar\.xz\nX-Custom: y\n$/);
+  });
+});
+
+describe('download paths of source files', () => {
+  it('name no package file (downloads count .deb and .rpm only) and do not throw', () => {
+    for (const path of ['/repo/apt/pool/main/h/hello-src/hello-src_2.4.1+ds1-1~acme1.dsc', '/repo/apt/pool/main/h/hello-src/hello-src_2.4.1%2bds1.orig.tar.gz', '/repo/apt/dists/jammy/main/source/Sources.xz']) {
+      assert.equal(packageFilePath(path), null, path);
+    }
   });
 });
