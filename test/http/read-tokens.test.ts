@@ -191,5 +191,33 @@ for (const backend of backends()) {
       // Its downloads stay in the statistics.
       assert.ok((await stats(builder, `&token=${readToken.token_id}`)).body.total >= 4);
     });
+
+    it('keeps the per-token window totals exact from one UTC day to the next', async () => {
+      const store = t.ctx.downloads.store;
+      const path = pool['pub-tool']!;
+      const token = { id: 'token-rolling-over', username: 'roller' };
+      // Days far from the others so that nothing else falls into these windows.
+      const base = Date.parse('2031-03-10T12:00:00Z');
+      const at = (d: number) => new Date(base + d * 86_400_000);
+      const day = (d: number) => at(d).toISOString().slice(0, 10);
+      const inWindow = async (days: 7 | 30, now: Date) =>
+        (await store.statsWithTokens(days, 10, { all: true }, now)).by_token!.find((r) => r.token_id === token.id)?.downloads ?? 0;
+      await store.add([{ day: day(-6), path, downloads: 5, token }, { day: day(0), path, downloads: 2, token }, { day: day(0), path, downloads: 50 }]);
+      assert.equal(await inWindow(7, at(0)), 7);
+      assert.equal(await inWindow(7, at(1)), 2);
+      assert.equal(await inWindow(30, at(1)), 7);
+      await store.add([{ day: day(1), path, downloads: 1, token }, { day: day(-20), path, downloads: 4, token }]);
+      assert.equal(await inWindow(7, at(1)), 3);
+      assert.equal(await inWindow(30, at(1)), 12);
+      await store.add([{ day: day(2), path, downloads: 10, token }, { day: day(-3), path, downloads: 100, token }]);
+      assert.equal(await inWindow(7, at(2)), 2 + 1 + 10 + 100);
+      assert.equal(await inWindow(30, at(2)), 5 + 2 + 1 + 4 + 10 + 100);
+      const one = await store.tokenStats(7, 10, token.id, at(2));
+      assert.equal(one.total, 2 + 1 + 10 + 100);
+      assert.deepEqual(one.token, { token_id: token.id, username: 'roller', name: null, kind: null, downloads: 113 });
+      assert.equal(await inWindow(7, at(8)), 10);
+      assert.equal(await inWindow(7, at(40)), 0);
+      assert.equal(await inWindow(30, at(40)), 0);
+    });
   });
 }

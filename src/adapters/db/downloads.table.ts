@@ -6,7 +6,8 @@
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Db, DbDialect } from './index.js';
 import type {
-  AccessLogFilesTable, DownloadCountsTable, DownloadDaysTable, DownloadTokenCountsTable, DownloadTokenDaysTable, DownloadTotalsTable, PackagesTable,
+  AccessLogFilesTable, DownloadCountsTable, DownloadDaysTable, DownloadTokenCountsTable, DownloadTokenDaysTable, DownloadTokenTotalsTable, DownloadTotalsTable,
+  PackagesTable,
 } from './schema.js';
 
 export type DownloadCountRow = Selectable<DownloadCountsTable>;
@@ -14,6 +15,7 @@ export type DownloadDayRow = Selectable<DownloadDaysTable>;
 export type DownloadTotalRow = Selectable<DownloadTotalsTable>;
 export type DownloadTokenDayRow = Selectable<DownloadTokenDaysTable>;
 export type DownloadTokenCountRow = Selectable<DownloadTokenCountsTable>;
+export type DownloadTokenTotalRow = Selectable<DownloadTokenTotalsTable>;
 /** The package fields a pool file's downloads are credited by. */
 export type PoolFileOwnerRow = Pick<Selectable<PackagesTable>, 'pool_path' | 'distribution' | 'status' | 'name' | 'version' | 'arch'>;
 export type AccessLogFileInsert = Insertable<AccessLogFilesTable>;
@@ -214,20 +216,75 @@ export async function addDownloadTokenCounts(db: Db, rows: readonly DownloadToke
   }
 }
 
+/** Adds these sums (one per window and token) to the per-token window totals. */
+export async function addDownloadTokenTotals(db: Db, rows: readonly DownloadTokenTotalRow[]): Promise<void> {
+  for (const batch of chunks(rows)) {
+    await db
+      .insertInto('download_token_totals')
+      .values(batch)
+      .onConflict((oc) => oc.columns(['days', 'token_id']).doUpdateSet((eb) => ({
+        downloads: eb('download_token_totals.downloads', '+', eb.ref('excluded.downloads')),
+      })))
+      .execute();
+  }
+}
+
+/** Replaces a window's per-token totals with the sums of download_token_days over the days `from` to `through`. */
+export async function rebuildDownloadTokenTotals(db: Db, days: number, from: string, through: string): Promise<void> {
+  await db.deleteFrom('download_token_totals').where('days', '=', days).execute();
+  await db
+    .insertInto('download_token_totals')
+    .columns(['days', 'token_id', 'username', 'downloads'])
+    .expression((eb) => eb
+      .selectFrom('download_token_days')
+      .select((s) => [s.lit(days).as('days'), 'token_id', s.fn.max('username').as('username'), s.fn.sum<number>('downloads').as('downloads')])
+      .where('day', '>=', from)
+      .where('day', '<=', through)
+      .groupBy('token_id'))
+    .execute();
+}
+
+/** As shiftDownloadTotals, for the per-token totals. */
+export async function shiftDownloadTokenTotals(
+  db: Db,
+  days: number,
+  entering: { after: string; through: string },
+  leaving: { from: string; through: string },
+): Promise<void> {
+  await db
+    .insertInto('download_token_totals')
+    .columns(['days', 'token_id', 'username', 'downloads'])
+    .expression((eb) => eb
+      .selectFrom('download_token_days')
+      .select((s) => [
+        s.lit(days).as('days'), 'token_id', s.fn.max('username').as('username'),
+        s.fn.sum<number>(s.case().when('day', '>', entering.after).then(s.ref('downloads')).else(s.neg(s.ref('downloads'))).end()).as('downloads'),
+      ])
+      .where((w) => w.or([
+        w.and([w('day', '>', entering.after), w('day', '<=', entering.through)]),
+        w.and([w('day', '>=', leaving.from), w('day', '<=', leaving.through)]),
+      ]))
+      .groupBy('token_id'))
+    .onConflict((oc) => oc.columns(['days', 'token_id']).doUpdateSet((eb) => ({
+      downloads: eb('download_token_totals.downloads', '+', eb.ref('excluded.downloads')),
+    })))
+    .execute();
+  await db.deleteFrom('download_token_totals').where('days', '=', days).where('downloads', '<=', 0).execute();
+}
+
 /**
- * Downloads per token over the days `from` to `to`, most first: every token's, or only those of
- * `tokenIds` (an empty list: none).
+ * The window's `limit` tokens with the most downloads, most first: every token's, or only those of
+ * `tokenIds` (an empty list: none). An index read of the kept per-window totals.
  */
-export async function sumDownloadsByToken(
-  db: Db, from: string, to: string, tokenIds: readonly string[] | null, limit: number,
+export async function findTopTokens(
+  db: Db, days: number, tokenIds: readonly string[] | null, limit: number,
 ): Promise<Array<{ token_id: string; username: string; downloads: number }>> {
   if (tokenIds !== null && tokenIds.length === 0) return [];
   let q = db
-    .selectFrom('download_token_days')
-    .select(['token_id', (eb) => eb.fn.max('username').as('username'), (eb) => eb.fn.sum<number>('downloads').as('downloads')])
-    .where('day', '>=', from)
-    .where('day', '<=', to)
-    .groupBy('token_id')
+    .selectFrom('download_token_totals')
+    .select(['token_id', 'username', 'downloads'])
+    .where('days', '=', days)
+    .where('downloads', '>', 0)
     .orderBy('downloads', 'desc')
     .orderBy('token_id')
     .limit(limit);

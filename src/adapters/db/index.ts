@@ -17,6 +17,7 @@ import * as m0008 from './migrations/0008-rpm-signatures.js';
 import * as m0009 from './migrations/0009-import-claims.js';
 import * as m0010 from './migrations/0010-distribution-definitions.js';
 import * as m0011 from './migrations/0011-read-tokens.js';
+import * as m0012 from './migrations/0012-token-download-totals.js';
 
 export type Db = Kysely<Database>;
 export type DbDialect = 'sqlite' | 'postgres';
@@ -40,6 +41,7 @@ const migrations: Record<string, Migration> = {
   '0009-import-claims': m0009,
   '0010-distribution-definitions': m0010,
   '0011-read-tokens': m0011,
+  '0012-token-download-totals': m0012,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

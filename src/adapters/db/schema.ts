@@ -272,6 +272,14 @@ export interface DownloadTokenCountsTable {
   downloads: number;
 }
 
+/** Per-token sums over the last `days` UTC days, as of download_rollups.day (migration 0012). */
+export interface DownloadTokenTotalsTable {
+  days: number;
+  token_id: string;
+  username: string;
+  downloads: number;
+}
+
 export interface DownloadRollupsTable {
   days: number;
   day: string;
@@ -319,6 +327,7 @@ export interface Database extends ImportTables {
   download_rollups: DownloadRollupsTable;
   download_token_days: DownloadTokenDaysTable;
   download_token_counts: DownloadTokenCountsTable;
+  download_token_totals: DownloadTokenTotalsTable;
   access_log_files: AccessLogFilesTable;
   sbom_inventory: SbomInventoryTable;
 }

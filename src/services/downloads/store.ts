@@ -3,7 +3,8 @@
  * batched upserts, the daily move of the per-window totals and the statistics query.
  *
  * Invariant: a window's rows in download_totals are the sums of download_counts over the `days`
- * UTC days ending at its download_rollups.day. Writers (the in-process counter, the access-log
+ * UTC days ending at its download_rollups.day; likewise download_token_totals (per token, 0012)
+ * over download_token_days (0011). Writers (the in-process counter, the access-log
  * ingester, the daily move, in any replica) lock the download_rollups rows first on PostgreSQL
  * (SQLite runs one transaction at a time), so none of them sees a window half moved.
  */
@@ -13,7 +14,8 @@ import type { Database } from '../../adapters/db/schema.js';
 import {
   addDownloadCounts, addDownloadDays, addDownloadTokenCounts, addDownloadTokenDays, addDownloadTotals, countDownloadedPackages, findDownloadRollups,
   findPoolFileOwners, findTopDownloads, hasTokenDownloads, findTopTokenDownloads, lockDownloadRollups, rebuildDownloadTotals, setDownloadRollupDay, shiftDownloadTotals,
-  sumDownloadsByDay, sumDownloadsByDistribution, sumDownloadsByToken, sumTokenDownloads, type DownloadTokenCountRow, type DownloadTokenDayRow,
+  sumDownloadsByDay, sumDownloadsByDistribution, sumTokenDownloads, addDownloadTokenTotals, rebuildDownloadTokenTotals, shiftDownloadTokenTotals, findTopTokens,
+  type DownloadTokenCountRow, type DownloadTokenDayRow,
 } from '../../adapters/db/downloads.table.js';
 import { creditedDistribution, DOWNLOAD_WINDOWS, SHARED, type DownloadWindow } from '../../domain/downloads/attribution.js';
 import { addDays, fillDays, lastDays, utcDay } from '../../domain/utc-days.js';
@@ -105,7 +107,7 @@ export class DownloadStore {
     const rows = [...counts.values()];
     await addDownloadCounts(trx, rows);
     await this.upsertDays(trx, rows);
-    await this.upsertTokens(trx, entries, owners);
+    const tokenDays = await this.upsertTokens(trx, entries, owners);
     // Each window's totals cover the days up to the day it was last rolled to (not necessarily
     // today: a flush can come first on a new day); rows outside that range reach it when it rolls.
     for (const days of DOWNLOAD_WINDOWS) {
@@ -113,6 +115,7 @@ export class DownloadStore {
       if (!through) continue;
       const from = addDays(through, 1 - days);
       await this.upsertTotals(trx, days, rows.filter((r) => r.day >= from && r.day <= through));
+      await this.upsertTokenTotals(trx, days, tokenDays.filter((r) => r.day >= from && r.day <= through));
     }
     return { counted: rows.reduce((n, r) => n + r.downloads, 0), unresolved };
   }
@@ -132,8 +135,15 @@ export class DownloadStore {
       for (const days of DOWNLOAD_WINDOWS) {
         const through = rollups.get(days) ?? '';
         if (through === today) continue;
-        if (through === '' || through > today || addDays(through, days) <= today) await rebuildDownloadTotals(trx, days, addDays(today, 1 - days), today);
-        else await shiftDownloadTotals(trx, days, { after: through, through: today }, { from: addDays(through, 1 - days), through: addDays(today, -days) });
+        if (through === '' || through > today || addDays(through, days) <= today) {
+          await rebuildDownloadTotals(trx, days, addDays(today, 1 - days), today);
+          await rebuildDownloadTokenTotals(trx, days, addDays(today, 1 - days), today);
+        } else {
+          const entering = { after: through, through: today };
+          const leaving = { from: addDays(through, 1 - days), through: addDays(today, -days) };
+          await shiftDownloadTotals(trx, days, entering, leaving);
+          await shiftDownloadTokenTotals(trx, days, entering, leaving);
+        }
         await setDownloadRollupDay(trx, days, today);
         moved.push(days);
       }
@@ -164,11 +174,11 @@ export class DownloadStore {
 
   /**
    * `stats` plus, per token the caller may see, the window's downloads made with it (`by_token`,
-   * read from the per-day token sums; `limit` tokens at most).
+   * read from the per-window token totals; `limit` tokens at most).
    */
   async statsWithTokens(days: DownloadWindow, limit: number, view: TokenView, now = new Date()): Promise<DownloadStats> {
     const answer = await this.stats(days, limit, now);
-    const perToken = await sumDownloadsByToken(this.db, answer.from, answer.to, view.all ? null : view.ids, limit);
+    const perToken = await findTopTokens(this.db, days, view.all ? null : view.ids, limit);
     return { ...answer, by_token: await this.describeTokens(perToken) };
   }
 
@@ -227,7 +237,7 @@ export class DownloadStore {
   }
 
   /** Downloads made with a token, per day, token and distribution and per day, token and package. */
-  private async upsertTokens(trx: Db, entries: readonly FileDownloads[], owners: Map<string, PackageKey>): Promise<void> {
+  private async upsertTokens(trx: Db, entries: readonly FileDownloads[], owners: Map<string, PackageKey>): Promise<DownloadTokenDayRow[]> {
     const days = new Map<string, DownloadTokenDayRow>();
     const counts = new Map<string, DownloadTokenCountRow>();
     for (const e of entries) {
@@ -242,9 +252,20 @@ export class DownloadStore {
       count.downloads += e.downloads;
       counts.set(countKey, count);
     }
-    if (days.size === 0) return;
+    if (days.size === 0) return [];
     await addDownloadTokenDays(trx, [...days.values()]);
     await addDownloadTokenCounts(trx, [...counts.values()]);
+    return [...days.values()];
+  }
+
+  private async upsertTokenTotals(trx: Db, days: number, rows: readonly DownloadTokenDayRow[]): Promise<void> {
+    const sums = new Map<string, { days: number; token_id: string; username: string; downloads: number }>();
+    for (const r of rows) {
+      const sum = sums.get(r.token_id) ?? { days, token_id: r.token_id, username: r.username, downloads: 0 };
+      sum.downloads += r.downloads;
+      sums.set(r.token_id, sum);
+    }
+    await addDownloadTokenTotals(trx, [...sums.values()]);
   }
 
   /** The package each requested file belongs to (name, version, arch, credited distribution). */

@@ -9,11 +9,11 @@ import type { Kysely } from 'kysely';
  *
  * Downloads made with a token (HTTP Basic password or Bearer at /repo/) are counted a second time
  * per token, next to the anonymous totals of migration 0004 (which stay the totals of every
- * download): `download_token_days` per UTC day, token and distribution (the `by_token` breakdown
- * and a token's `by_day`/`by_distribution` read it), `download_token_counts` per UTC day, token and
- * package (a token's top packages). `username` is the token owner's at the time of the download,
- * kept so the figures outlive the token and its account. `distribution` is '' for a shared pool
- * file, as in 0004.
+ * download): `download_token_days` per UTC day, token and distribution (a token's
+ * `by_day`/`by_distribution`, and the per-window totals of 0012 that `by_token` reads),
+ * `download_token_counts` per UTC day, token and package (a token's top packages). `username`
+ * is the token owner's at the time of the download, kept so the figures outlive the token and its
+ * account. `distribution` is '' for a shared pool file, as in 0004.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable('api_tokens').addColumn('kind', 'text', (c) => c.notNull().defaultTo('api')).execute();
