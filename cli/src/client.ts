@@ -61,10 +61,12 @@ export class ApiClient {
    * POST /upload/stream: the file is streamed from disk, and each Server-Sent Event reaches
    * `onEvent` as the pipeline runs. Resolves with the final `result` (or `error`) event's data.
    */
-  async uploadStream(file: string, fields: Record<string, string>, onEvent: (event: ServerEvent) => void): Promise<{ event: 'result' | 'error'; data: Record<string, unknown> }> {
+  /** `companions`: a source package's other files, sent as `files` parts under their names. */
+  async uploadStream(file: string, fields: Record<string, string>, onEvent: (event: ServerEvent) => void, companions: readonly string[] = []): Promise<{ event: 'result' | 'error'; data: Record<string, unknown> }> {
     const form = new FormData();
     for (const [k, v] of Object.entries(fields)) form.append(k, v);
     form.append('file', await openAsBlob(file), basename(file));
+    for (const companion of companions) form.append('files', await openAsBlob(companion), basename(companion));
     const response = await this.send('POST', '/upload/stream', form);
     if (!response.body) throw new CliError('the service answered the upload without a body');
     try {

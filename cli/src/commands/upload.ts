@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { access } from 'node:fs/promises';
-import { basename } from 'node:path';
+import { access, readFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { CliError, UsageError } from '../errors.js';
 import { EXIT, EXIT_CODES_HELP, exitCodeForStatus, worstOutcome, type ExitCode } from '../exit-codes.js';
 import { positiveInteger, runs, type Runtime } from '../runtime.js';
@@ -39,7 +39,7 @@ interface FileOutcome {
 export function registerUploadCommand(program: Command): void {
   program
     .command('upload')
-    .description('Upload .deb or .rpm files through the validation pipeline, showing each step as it runs')
+    .description('Upload .deb or .rpm files, or source packages (a .dsc or source .changes: the files it names are sent from its folder), through the validation pipeline, showing each step as it runs')
     .argument('<files...>')
     .requiredOption('-d, --dist <codename>', 'target distribution')
     .option('--sha256 <digest|auto>', '"auto" sends each file\'s SHA-256 as computed here, so the service checks the bytes it received; a hex digest checks a single file against it')
@@ -78,14 +78,17 @@ export function registerUploadCommand(program: Command): void {
 async function uploadOne(rt: Runtime, file: string, opts: UploadOptions): Promise<FileOutcome> {
   const client = await rt.client();
   const fields: Record<string, string> = { distribution: opts.dist };
-  if (opts.sha256 === 'auto') fields.sha256 = await sha256Of(file);
-  else if (opts.sha256) fields.sha256 = opts.sha256.toLowerCase();
+  const isChanges = /\.changes$/i.test(file);
+  // The service checks a .changes upload's files against the .changes itself; `sha256` is the .dsc's.
+  if (opts.sha256 === 'auto' && !isChanges) fields.sha256 = await sha256Of(file);
+  else if (opts.sha256 && opts.sha256 !== 'auto') fields.sha256 = opts.sha256.toLowerCase();
   const label = basename(file);
+  const companions = await sourceCompanions(file);
   const progress = new Progress(rt, label);
   try {
     const { event, data } = await client.uploadStream(file, fields, (e) => {
       if (e.event === 'step') progress.step(JSON.parse(e.data) as StepEvent);
-    });
+    }, companions);
     const status = typeof data.status === 'string' && event === 'result' ? data.status : null;
     const outcome: FileOutcome = {
       file, http_status: typeof data.http_status === 'number' ? data.http_status : null, status,
@@ -129,6 +132,23 @@ class Progress {
   abort(): void {
     if (this.rt.out.interactive) process.stderr.write('\n');
   }
+}
+
+/**
+ * For a source package's .dsc or .changes: the files it names (its Checksums-Sha256 list) that
+ * are in its folder, sent with it as `files` parts; a missing one is the service's to report.
+ */
+async function sourceCompanions(file: string): Promise<string[]> {
+  if (!/\.(dsc|changes)$/i.test(file)) return [];
+  const text = await readFile(file, 'utf8');
+  const list = /^Checksums-Sha256:[ \t]*\r?\n((?:[ \t].*\r?\n?)*)/m.exec(text)?.[1] ?? '';
+  const names = list.split('\n').map((l) => l.trim().split(/\s+/)[2]).filter((n): n is string => !!n && /^[A-Za-z0-9][A-Za-z0-9.+~_-]*$/.test(n) && !/\.(u|d)?deb$/.test(n));
+  const found: string[] = [];
+  for (const name of names) {
+    const path = join(dirname(file), name);
+    if (await access(path).then(() => true, () => false)) found.push(path);
+  }
+  return found;
 }
 
 async function sha256Of(file: string): Promise<string> {
