@@ -78,12 +78,12 @@ export function registerUploadCommand(program: Command): void {
 async function uploadOne(rt: Runtime, file: string, opts: UploadOptions): Promise<FileOutcome> {
   const client = await rt.client();
   const fields: Record<string, string> = { distribution: opts.dist };
-  const isChanges = /\.changes$/i.test(file);
-  // The service checks a .changes upload's files against the .changes itself; `sha256` is the .dsc's.
-  if (opts.sha256 === 'auto' && !isChanges) fields.sha256 = await sha256Of(file);
+  const companions = await sourceCompanions(file);
+  // For a source .changes the service checks `sha256` against the .dsc it names (the package file).
+  const checked = /\.changes$/i.test(file) ? companions.find((c) => c.endsWith('.dsc')) : file;
+  if (opts.sha256 === 'auto' && checked) fields.sha256 = await sha256Of(checked);
   else if (opts.sha256 && opts.sha256 !== 'auto') fields.sha256 = opts.sha256.toLowerCase();
   const label = basename(file);
-  const companions = await sourceCompanions(file);
   const progress = new Progress(rt, label);
   try {
     const { event, data } = await client.uploadStream(file, fields, (e) => {
