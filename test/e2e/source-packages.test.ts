@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { copyFile, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { basename, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -207,6 +207,16 @@ for (const backend of backends()) {
       assert.equal(del.statusCode, 200, del.body);
       assert.deepEqual((await readdir(repoPath('apt/pool/main/a/acme-tool'))).sort(), ['acme-tool_0.3.dsc', 'acme-tool_0.3.tar.xz']);
       assert.doesNotMatch(await readFile(repoPath('apt/dists/jammy/main/source/Sources'), 'utf8'), /acme-tool/);
+    });
+
+    it('sync-index puts back a source file missing from the pool', async () => {
+      const tarball = repoPath('apt/pool/main/a/acme-tool/acme-tool_0.3.tar.xz');
+      await rm(tarball);
+      const res = await t.app.inject({ method: 'POST', url: '/artifacts/admin/sync-index', headers: bearer(admin) });
+      assert.equal(res.statusCode, 200, res.body);
+      assert.ok(res.json().relinked >= 1, res.body);
+      assert.deepEqual(res.json().missing_files, []);
+      assert.ok((await readFile(tarball)).equals(await readFile(native.files[0]!)));
     });
 
     it('in a distribution of its own: listed in each component\'s Sources; retiring it removes the files only it published', async () => {
