@@ -97,10 +97,8 @@ export function distributionFromSpec(spec: DistributionSpec, existing: Distribut
     fail('components', 'RPM repositories have no components');
   }
   const architectures = names('architectures', KNOWN_ARCHITECTURES[format], existing?.architectures ?? [format === 'deb' ? 'amd64' : 'x86_64']);
-  // One repodata tree per RPM distribution, as dnf's `$basearch` repositories are laid out:
-  // another architecture is another distribution.
-  if (format === 'rpm' && architectures.length !== 1) fail('architectures', 'an RPM distribution publishes exactly one architecture (create one distribution per architecture)');
-
+  // RPM: one tree and one signed repodata per architecture (`rpm/<codename>/<arch>/`), as dnf's
+  // `$basearch` repositories are laid out; noarch packages are listed in each.
   let isPrivate = existing?.private ?? false;
   if (spec.private !== undefined) {
     if (typeof spec.private === 'boolean') isPrivate = spec.private;

@@ -21,6 +21,7 @@ import { distributionFromSpec, specOf, type DistributionSpec } from '../domain/d
 import { BUILT_IN_DISTRIBUTIONS, findDistribution, independentArchitecture, isIndexed, setDistributions, type Distribution } from '../domain/distributions.js';
 import { packagesInDistribution } from '../adapters/db/packages.table.js';
 import { releaseSourceFiles, sourceFilesOf } from './packages/source-files.js';
+import { rpmPathInTree, rpmTreeRoot } from '../domain/repo/rpm/tree.js';
 import { DomainError } from '../domain/errors.js';
 import { isoUtc } from '../domain/time.js';
 import type { Actor } from './actor.js';
@@ -122,7 +123,22 @@ export class DistributionService {
       const where = stranded.map((p) => `${p.n} in ${dist.format === 'deb' ? `${p.component}/` : ''}${p.arch}`).join(', ');
       throw new DomainError('conflict', 'distribution_in_use', `${codename} still holds packages where the change would remove them from the index (${where}): delete or move them first`);
     }
+    // RPM: a noarch package's file is in every architecture's tree (rpmNoarchCopies). An added
+    // tree gets them before its repodata lists them; a removed one loses its repodata and copies.
+    const added = dist.architectures.filter((a) => !existing.architectures.includes(a));
+    const removed = existing.architectures.filter((a) => !dist.architectures.includes(a));
+    const noarch = dist.format === 'rpm' && (added.length || removed.length)
+      ? (await packagesInDistribution(this.deps.db, codename, null)).filter((r) => isIndexed(r.status) && r.arch === 'noarch')
+      : [];
+    for (const row of noarch) for (const arch of added) await this.deps.files.publish(row.sha256, rpmPathInTree(row.pool_path, arch));
     await this.save(dist);
+    if (dist.format === 'rpm') {
+      for (const arch of removed) {
+        await this.deps.files.removePublishedTree(`${rpmTreeRoot(dist, arch)}repodata`);
+        // The stored file (its row's pool path) stays where it is; only the copies go.
+        for (const row of noarch) if (rpmPathInTree(row.pool_path, arch) !== row.pool_path) await this.deps.files.removePublishedTree(rpmPathInTree(row.pool_path, arch));
+      }
+    }
     await this.deps.audit.record({ action: 'DISTRIBUTION_UPDATE', user: actor.username, result: 'SUCCESS', detail: describe(dist), ip: actor.ip });
     return findDistribution(codename)!;
   }

@@ -22,6 +22,7 @@ import type { CatalogProvides, CveScanner } from './pipeline/deps.js';
 import { AptIndexWriter } from '../adapters/storage/apt-index-writer.js';
 import { Publisher } from './publishing/publisher.js';
 import { RpmIndexWriter } from '../adapters/storage/rpm-index-writer.js';
+import { rpmNoarchCopies } from '../domain/repo/rpm/tree.js';
 import { UploadService } from './upload.js';
 
 /** The package repository: files, signing keys, index publishing, the upload pipeline. */
@@ -60,7 +61,7 @@ interface RepositoryDeps {
 
 export async function createRepository(deps: RepositoryDeps): Promise<Repository> {
   const { config, db, log } = deps;
-  const files = new FsPackageFiles(config.dataDir);
+  const files = new FsPackageFiles(config.dataDir, rpmNoarchCopies);
   await files.init();
   const keyring = new KeyringStore({
     dir: join(config.dataDir, 'keys'),

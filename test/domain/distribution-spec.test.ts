@@ -25,9 +25,10 @@ describe('distribution definitions', () => {
     assert.deepEqual(problems.map((p) => p.split(':')[0]).sort(), ['architectures', 'codename', 'components', 'format', 'origin', 'private']);
   });
 
-  it('knows each format’s architectures and gives RPM distributions exactly one and no components', () => {
+  it('knows each format’s architectures and lets RPM distributions list several (one tree each) and no components', () => {
     assert.match(problemsOf(() => distributionFromSpec({ codename: 'a', format: 'deb', architectures: ['x86_64'] }, null))[0]!, /not one of amd64, arm64/);
-    assert.match(problemsOf(() => distributionFromSpec({ codename: 'a', format: 'rpm', architectures: ['x86_64', 'aarch64'] }, null))[0]!, /exactly one architecture/);
+    assert.deepEqual(distributionFromSpec({ codename: 'a', format: 'rpm', architectures: ['x86_64', 'aarch64'] }, null).architectures, ['x86_64', 'aarch64']);
+    assert.match(problemsOf(() => distributionFromSpec({ codename: 'a', format: 'rpm', architectures: ['x86_64', 'arm64'] }, null))[0]!, /"arm64" not one of x86_64, aarch64/);
     assert.match(problemsOf(() => distributionFromSpec({ codename: 'a', format: 'rpm', components: ['main'] }, null))[0]!, /no components/);
     assert.deepEqual(distributionFromSpec({ codename: 'a', format: 'rpm', architectures: ['ppc64le'] }, null).components, []);
   });

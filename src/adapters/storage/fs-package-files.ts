@@ -25,7 +25,11 @@ export class FsPackageFiles implements PackageFiles {
   readonly quarantineDir: string;
   readonly tempDir: string;
 
-  constructor(dataDir: string) {
+  /**
+   * `copiesOf(poolPath)`: the other places of the published tree that hold the same file (a
+   * `noarch` RPM in each architecture's tree); published, unpublished and checked with it.
+   */
+  constructor(dataDir: string, private readonly copiesOf: (poolPath: string) => readonly string[] = () => []) {
     this.storeDir = join(dataDir, 'store');
     this.repoDir = join(dataDir, 'repo');
     this.quarantineDir = join(dataDir, 'quarantine');
@@ -95,6 +99,10 @@ export class FsPackageFiles implements PackageFiles {
 
   /** Makes the stored file visible at `poolPath` in the published tree (atomic replace). */
   async publish(sha256: string, poolPath: string): Promise<void> {
+    for (const path of [poolPath, ...this.copiesOf(poolPath)]) await this.publishOne(sha256, path);
+  }
+
+  private async publishOne(sha256: string, poolPath: string): Promise<void> {
     const target = this.repoPath(poolPath);
     await mkdir(dirname(target), { recursive: true });
     const temp = tempPathFor(target);
@@ -112,7 +120,7 @@ export class FsPackageFiles implements PackageFiles {
   }
 
   async unpublish(poolPath: string): Promise<void> {
-    await rm(this.repoPath(poolPath), { force: true });
+    for (const path of [poolPath, ...this.copiesOf(poolPath)]) await rm(this.repoPath(path), { force: true });
   }
 
   async removePublishedTree(path: string): Promise<void> {
@@ -120,7 +128,8 @@ export class FsPackageFiles implements PackageFiles {
   }
 
   async isPublished(poolPath: string): Promise<boolean> {
-    return exists(this.repoPath(poolPath));
+    for (const path of [poolPath, ...this.copiesOf(poolPath)]) if (!(await exists(this.repoPath(path)))) return false;
+    return true;
   }
 
   async openPublished(path: string): Promise<PublishedFile | null> {

@@ -19,6 +19,7 @@ import {
 } from '../../adapters/db/downloads.table.js';
 import { creditedDistribution, DOWNLOAD_WINDOWS, SHARED, type DownloadWindow } from '../../domain/downloads/attribution.js';
 import { addDays, fillDays, lastDays, utcDay } from '../../domain/utc-days.js';
+import { rpmNoarchCopies } from '../../domain/repo/rpm/tree.js';
 
 /** The token a download was made with (never its secret). */
 export interface DownloadToken {
@@ -270,9 +271,17 @@ export class DownloadStore {
 
   /** The package each requested file belongs to (name, version, arch, credited distribution). */
   private async owners(trx: Db, paths: string[]): Promise<Map<string, PackageKey>> {
-    const rows = await findPoolFileOwners(trx, paths);
+    // A noarch RPM of a several-architecture distribution is served from every architecture's
+    // tree; its row names one of them (rpmNoarchCopies).
+    const places = new Map(paths.map((p) => [p, [p, ...rpmNoarchCopies(p)]]));
+    const rows = await findPoolFileOwners(trx, [...new Set([...places.values()].flat())]);
+    const rowsAt = new Map<string, typeof rows>();
+    for (const r of rows) rowsAt.set(r.pool_path, [...(rowsAt.get(r.pool_path) ?? []), r]);
     const byPath = new Map<string, typeof rows>();
-    for (const r of rows) byPath.set(r.pool_path, [...(byPath.get(r.pool_path) ?? []), r]);
+    for (const [path, at] of places) {
+      const list = at.flatMap((p) => rowsAt.get(p) ?? []);
+      if (list.length) byPath.set(path, list);
+    }
     const owners = new Map<string, PackageKey>();
     for (const [path, list] of byPath) {
       const distribution = creditedDistribution(list);

@@ -7,7 +7,7 @@ import { PackageFormatError } from '../../domain/errors.js';
 import type { FileFacts, RpmInspected } from '../../domain/package.js';
 import { packageChunks } from '../../domain/repo/rpm/assemble.js';
 import type { FormatHandler, ProvideRow, ScanUnit } from './types.js';
-import { rpmTreeRoot } from '../../domain/repo/rpm/tree.js';
+import { rpmTreeRoot, rpmTreesOf } from '../../domain/repo/rpm/tree.js';
 
 /** createrepo_c's primary file subset: what dnf resolves file requires against without filelists. */
 const PRIMARY_FILE = /^(\/etc\/|.*\/bin\/|\/usr\/lib\/sendmail$)/;
@@ -48,7 +48,9 @@ export const rpmHandler: FormatHandler<RpmInspected> = {
   },
 
   poolPath(pkg, dist, _component, rewritten) {
-    const folder = `${rpmTreeRoot(dist)}Packages/${pkg.repositoryFilename[0]!.toLowerCase()}/`;
+    // Its architecture's tree; a noarch package's file is stored in the first one (and linked
+    // into the others: rpmNoarchCopies).
+    const folder = `${rpmTreeRoot(dist, rpmTreesOf(dist, pkg.arch)[0])}Packages/${pkg.repositoryFilename[0]!.toLowerCase()}/`;
     return `${folder}${rewritten ? `${rewritten.slice(0, 16)}/` : ''}${pkg.repositoryFilename}`;
   },
 

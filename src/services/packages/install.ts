@@ -64,7 +64,8 @@ export function installInstructions(baseUrl: string, dist: Distribution, row: Pi
   const repoFile = [
     `[${id}]`,
     `name=Tollgate ${dist.description}`,
-    `baseurl=${repo}/${rpmTreeRoot(dist)}`,
+    // Several architectures: one tree each, the client's own chosen by dnf's $basearch.
+    `baseurl=${repo}/${dist.architectures.length > 1 ? rpmTreeRoot(dist, '$basearch') : rpmTreeRoot(dist)}`,
     'enabled=1',
     ...(dist.private ? [`username=${username}`, 'password=<API token>'] : []),
     // Both are signed with the repository key: the metadata (repomd.xml.asc) and every package.

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { AuditLog } from '../../adapters/audit/audit-log.js';
 import { bumpGeneration, reinitialiseDistribution } from '../../adapters/db/distributions.table.js';
 import type { Db } from '../../adapters/db/index.js';
+import { rpmNoarchCopies } from '../../domain/repo/rpm/tree.js';
 import {
   copyFindings,
   copyProvides,
@@ -230,6 +231,7 @@ export class PackageLifecycle {
     const referenced = new Set<string>();
     for (const row of rows) {
       referenced.add(row.pool_path);
+      for (const copy of rpmNoarchCopies(row.pool_path)) referenced.add(copy);
       if (!(await this.files.has(row.sha256))) {
         report.missing_files.push({ distribution: row.distribution, package: row.name, version: row.version, arch: row.arch, sha256: row.sha256 });
         continue;
