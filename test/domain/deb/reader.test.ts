@@ -189,6 +189,12 @@ describe('readDebPackage on malformed packages', () => {
     assert.ok(Date.now() - started < 5000);
   });
 
+  it('a zstd member whose Huffman weights never end is refused, not decoded for ever (fzstd patched; found by fuzz/targets/deb-reader)', async () => {
+    // Before the patch (patches/fzstd+0.1.1.patch) fzstd looped without end, blocking the event loop.
+    const input = new URL('../../../fuzz/corpus/deb-reader/zstd-huffman-weights-loop', import.meta.url).pathname;
+    await assert.rejects(readDebPackage(input), (error: unknown) => error instanceof PackageFormatError);
+  });
+
   it('missing or misplaced members', async () => {
     const { control, data } = await parts();
     await assert.rejects(readDebPackage(await assemble('nobin.deb', [{ name: 'control.tar.gz', data: control }])), code('missing_debian_binary'));
