@@ -116,7 +116,9 @@ export function parseControl(text: string, options: ParseControlOptions = {}): C
 
   const lines = text.split('\n');
   for (let number = 1; number <= lines.length; number += 1) {
-    const line = (lines[number - 1] ?? '').replace(/\r$/, '');
+    // CRLF files read as LF ones; every trailing CR goes, so that a value written back reads the
+    // same (stripping one left the rest, and each round trip lost one: found by fuzz/targets/deb-control).
+    const line = (lines[number - 1] ?? '').replace(/\r+$/, '');
     if (/^[ \t]*$/.test(line)) {
       flushStanza();
       continue;

@@ -53,6 +53,13 @@ describe('parseControl', () => {
     assert.equal(description.split('\n')[4], ' .');
   });
 
+  it('reads CRLF and runs of trailing CRs alike, so a value written back reads the same (found by fuzz/targets/deb-control)', () => {
+    const [stanza] = parseControl('Package: a\r\r\r\nDescription: x\r\n more\r\r\n');
+    assert.deepEqual(stanza!.toJSON(), [{ name: 'Package', value: 'a' }, { name: 'Description', value: 'x\n more' }]);
+    const again = parseControl(serializeControl(parseControl(`q:\n o${'\r'.repeat(60)}\n p`)));
+    assert.deepEqual(again.map((s) => s.toJSON()), parseControl(`q:\n o\n p`).map((s) => s.toJSON()));
+  });
+
   it('looks names up case-insensitively but keeps the original case', () => {
     const stanza = parseControlStanza('package: x\nVERSION: 1\nMulti-Arch: foreign\n');
     assert.equal(stanza.get('Package'), 'x');
