@@ -32,7 +32,7 @@ export async function* stanzas(input: AsyncIterable<string>): AsyncGenerator<Con
   let paragraph: string[] = [];
   let size = 0;
   for await (const line of input) {
-    if (/^[ \t]*\r?$/.test(line)) {
+    if (/^[ \t]*\r*$/.test(line)) {
       if (paragraph.length > 0) yield parseControlStanza(paragraph.join('\n'));
       paragraph = [];
       size = 0;
@@ -55,7 +55,7 @@ export async function* stanzaBatches(chunks: AsyncIterable<string>): AsyncGenera
   let paragraph: string[] = [];
   let size = 0;
   const take = (line: string, out: ControlStanza[]) => {
-    if (/^[ \t]*\r?$/.test(line)) {
+    if (/^[ \t]*\r*$/.test(line)) {
       if (paragraph.length > 0) out.push(parseControlStanza(paragraph.join('\n')));
       paragraph = [];
       size = 0;
@@ -203,11 +203,12 @@ function readEntry(text: string, start: number, end: number, slots: FieldSlots):
   };
 }
 
-/** Whether `text[from, to)` is a paragraph separator: only spaces and tabs, then an optional CR. */
+/** Whether `text[from, to)` is a paragraph separator: only spaces and tabs, then CRs (as parseControl reads lines). */
 function blankLine(text: string, from: number, to: number): boolean {
   let at = from;
   while (at < to && (text.charCodeAt(at) === 0x20 || text.charCodeAt(at) === 0x09)) at++;
-  return at === to || (at === to - 1 && text.charCodeAt(at) === 0x0d);
+  while (at < to && text.charCodeAt(at) === 0x0d) at++;
+  return at === to;
 }
 
 /**
