@@ -100,43 +100,41 @@ export async function findPoolFileOwners(db: Db, paths: readonly string[]): Prom
   return rows;
 }
 
-/** Adds these downloads to the per-day, per-package counts. */
-export async function addDownloadCounts(db: Db, rows: readonly DownloadCountRow[]): Promise<void> {
+/** The tables of download counters: a key, and `downloads` added to on every flush. */
+type CounterTable = 'download_counts' | 'download_days' | 'download_totals' | 'download_token_days' | 'download_token_counts' | 'download_token_totals';
+
+/**
+ * Adds each row's downloads to the row of `table` with the same `key` (inserted when there is
+ * none), in batches. The one upsert every counter table shares; the exported functions above it
+ * type each table's rows and key.
+ */
+async function addToCounters<R extends { downloads: number }>(db: Db, table: CounterTable, key: ReadonlyArray<keyof R & string>, rows: readonly R[]): Promise<void> {
+  // Kysely types a table name only when it is a literal; every counter table has this shape.
+  const counters = table as 'download_days';
   for (const batch of chunks(rows)) {
     await db
-      .insertInto('download_counts')
-      .values(batch)
-      .onConflict((oc) => oc.columns(['day', 'distribution', 'name', 'version', 'arch']).doUpdateSet((eb) => ({
-        downloads: eb('download_counts.downloads', '+', eb.ref('excluded.downloads')),
+      .insertInto(counters)
+      .values(batch as unknown as DownloadDayRow[])
+      .onConflict((oc) => oc.columns(key as unknown as Array<keyof DownloadDayRow>).doUpdateSet((eb) => ({
+        downloads: eb(`${counters}.downloads`, '+', eb.ref('excluded.downloads')),
       })))
       .execute();
   }
+}
+
+/** Adds these downloads to the per-day, per-package counts. */
+export async function addDownloadCounts(db: Db, rows: readonly DownloadCountRow[]): Promise<void> {
+  await addToCounters(db, 'download_counts', ['day', 'distribution', 'name', 'version', 'arch'], rows);
 }
 
 /** Adds these sums (one per day and distribution) to the per-day sums. */
 export async function addDownloadDays(db: Db, rows: readonly DownloadDayRow[]): Promise<void> {
-  for (const batch of chunks(rows)) {
-    await db
-      .insertInto('download_days')
-      .values(batch)
-      .onConflict((oc) => oc.columns(['day', 'distribution']).doUpdateSet((eb) => ({
-        downloads: eb('download_days.downloads', '+', eb.ref('excluded.downloads')),
-      })))
-      .execute();
-  }
+  await addToCounters(db, 'download_days', ['day', 'distribution'], rows);
 }
 
 /** Adds these sums (one per window and package) to the window totals. */
 export async function addDownloadTotals(db: Db, rows: readonly DownloadTotalRow[]): Promise<void> {
-  for (const batch of chunks(rows)) {
-    await db
-      .insertInto('download_totals')
-      .values(batch)
-      .onConflict((oc) => oc.columns(['days', 'distribution', 'name', 'version', 'arch']).doUpdateSet((eb) => ({
-        downloads: eb('download_totals.downloads', '+', eb.ref('excluded.downloads')),
-      })))
-      .execute();
-  }
+  await addToCounters(db, 'download_totals', ['days', 'distribution', 'name', 'version', 'arch'], rows);
 }
 
 /** Downloads of each day from `from` to `to` that had any (days without a row are absent). */
@@ -192,41 +190,17 @@ export async function countDownloadedPackages(db: Db, days: number): Promise<num
 
 /** Adds downloads made with tokens to the per-day, per-token, per-distribution sums. */
 export async function addDownloadTokenDays(db: Db, rows: readonly DownloadTokenDayRow[]): Promise<void> {
-  for (const batch of chunks(rows)) {
-    await db
-      .insertInto('download_token_days')
-      .values(batch)
-      .onConflict((oc) => oc.columns(['day', 'token_id', 'distribution']).doUpdateSet((eb) => ({
-        downloads: eb('download_token_days.downloads', '+', eb.ref('excluded.downloads')),
-      })))
-      .execute();
-  }
+  await addToCounters(db, 'download_token_days', ['day', 'token_id', 'distribution'], rows);
 }
 
 /** Adds downloads made with tokens to the per-day, per-token, per-package counts. */
 export async function addDownloadTokenCounts(db: Db, rows: readonly DownloadTokenCountRow[]): Promise<void> {
-  for (const batch of chunks(rows)) {
-    await db
-      .insertInto('download_token_counts')
-      .values(batch)
-      .onConflict((oc) => oc.columns(['token_id', 'day', 'distribution', 'name', 'version', 'arch']).doUpdateSet((eb) => ({
-        downloads: eb('download_token_counts.downloads', '+', eb.ref('excluded.downloads')),
-      })))
-      .execute();
-  }
+  await addToCounters(db, 'download_token_counts', ['token_id', 'day', 'distribution', 'name', 'version', 'arch'], rows);
 }
 
 /** Adds these sums (one per window and token) to the per-token window totals. */
 export async function addDownloadTokenTotals(db: Db, rows: readonly DownloadTokenTotalRow[]): Promise<void> {
-  for (const batch of chunks(rows)) {
-    await db
-      .insertInto('download_token_totals')
-      .values(batch)
-      .onConflict((oc) => oc.columns(['days', 'token_id']).doUpdateSet((eb) => ({
-        downloads: eb('download_token_totals.downloads', '+', eb.ref('excluded.downloads')),
-      })))
-      .execute();
-  }
+  await addToCounters(db, 'download_token_totals', ['days', 'token_id'], rows);
 }
 
 /** Replaces a window's per-token totals with the sums of download_token_days over the days `from` to `through`. */

@@ -6,6 +6,7 @@ import type { Readable } from 'node:stream';
 import { fsyncDir, isErrno, tempPathFor } from './atomic.js';
 import type { PackageFiles, PublishedFile } from './interfaces.js';
 import { listFilesRecursive } from './list-files.js';
+import { readLocalHead } from './local-file.js';
 import { checkStoragePath } from './storage-path.js';
 
 const SHA256 = /^[0-9a-f]{64}$/;
@@ -172,15 +173,8 @@ export class FsPackageFiles implements PackageFiles {
     await rm(this.blobPath(sha256), { force: true });
   }
 
-  async readHead(tempFile: string, bytes: number): Promise<Buffer> {
-    const handle = await openFile(tempFile, 'r');
-    try {
-      const buf = Buffer.alloc(bytes);
-      const { bytesRead } = await handle.read(buf, 0, bytes, 0);
-      return buf.subarray(0, bytesRead);
-    } finally {
-      await handle.close();
-    }
+  readHead(tempFile: string, bytes: number): Promise<Buffer> {
+    return readLocalHead(tempFile, bytes);
   }
 
   async discard(tempFile: string): Promise<void> {
