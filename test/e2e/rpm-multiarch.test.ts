@@ -11,33 +11,7 @@ import { dnfSandbox } from '../helpers/dnf.js';
 import { multipartBody } from '../../harness/multipart.js';
 import { buildRpm } from '../../harness/rpms.js';
 import { makeTempDir } from '../helpers/tmp.js';
-import { parseXml, type XmlElement } from '../domain/repo/rpm/mini-xml.js';
-
-/** Package entries of a primary.xml, reduced to what must agree between two generators. */
-function primaryEntries(xml: string) {
-  const root = parseXml(xml);
-  return root.children
-    .filter((c) => c.name === 'package')
-    .map((p) => {
-      const child = (el: XmlElement, name: string) => el.children.find((c) => c.name === name);
-      const format = child(p, 'format')!;
-      const deps = (kind: string) =>
-        (child(format, `rpm:${kind}`)?.children ?? [])
-          .map((e) => JSON.stringify(e.attrs))
-          .sort();
-      return {
-        name: child(p, 'name')!.text,
-        arch: child(p, 'arch')!.text,
-        version: child(p, 'version')!.attrs,
-        checksum: child(p, 'checksum')!.text,
-        location: child(p, 'location')!.attrs.href!,
-        requires: deps('requires'),
-        provides: deps('provides'),
-        files: format.children.filter((c) => c.name === 'file').map((f) => f.text).sort(),
-      };
-    })
-    .sort((a, b) => `${a.name}.${a.arch}`.localeCompare(`${b.name}.${b.arch}`));
-}
+import { primaryEntries } from '../helpers/rpm-primary.js';
 
 const CODENAME = 'acme-el9';
 
