@@ -6,10 +6,13 @@ const root = new URL('..', import.meta.url).pathname;
 
 /**
  * The real service in its own process (src/main.ts through tsx), on 127.0.0.1:`port` with its
- * own DATA_DIR and rate limits off; `env` adds to or overrides that.
+ * own DATA_DIR and rate limits off; `env` adds to or overrides that. SERVICE_NODE_ARGS (space
+ * separated) adds Node options Node refuses in NODE_OPTIONS, such as `--cpu-prof` for a profile
+ * of the service under a bench.
  */
 export function spawnService(dataDir: string, port: number, env: Record<string, string> = {}, stderr: 'pipe' | 'inherit' = 'pipe'): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', join(root, 'src', 'main.ts')], {
+  const nodeArgs = (process.env.SERVICE_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  return spawn(process.execPath, [...nodeArgs, '--import', 'tsx', join(root, 'src', 'main.ts')], {
     cwd: root,
     env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', RATE_LIMITS: 'off', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'ignore', stderr],

@@ -33,6 +33,12 @@ export interface Config {
   signingKeyAlgorithm: 'rsa4096' | 'ed25519';
   /** How long, after RPM packages are re-signed, the files the repodata no longer lists stay served. */
   rpmResignGraceMs: number;
+  /**
+   * When a .deb's payload (data.tar) is read whole, to check it and list its files for Contents:
+   * `background` (default) after the upload is answered, quarantining a package whose payload
+   * turns out malformed; `upload` before, rejecting it (DEB_PAYLOAD_CHECK).
+   */
+  debPayloadCheck: 'background' | 'upload';
   /** JSON file of distribution definitions applied at start (DISTRIBUTIONS_FILE). */
   distributionsFile: string | null;
   /** How often a replica re-reads the distributions other replicas may have changed. */
@@ -177,6 +183,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bcryptRounds: int(env, 'BCRYPT_ROUNDS', 10, 4),
     signingKeyAlgorithm: oneOf('SIGNING_KEY_ALGORITHM', env.SIGNING_KEY_ALGORITHM, ['rsa4096', 'ed25519'] as const, 'rsa4096'),
     rpmResignGraceMs: int(env, 'RPM_RESIGN_GRACE_SECONDS', 300, 0) * 1000,
+    debPayloadCheck: oneOf('DEB_PAYLOAD_CHECK', env.DEB_PAYLOAD_CHECK, ['background', 'upload'] as const, 'background'),
     distributionsFile: env.DISTRIBUTIONS_FILE ? resolve(process.cwd(), env.DISTRIBUTIONS_FILE) : null,
     distributionsRefreshMs: int(env, 'DISTRIBUTIONS_REFRESH_SECONDS', 5, 1) * 1000,
     ...httpTimeouts(env),

@@ -29,7 +29,9 @@ export async function buildService(outDir: string): Promise<string> {
 
 /** The compiled service on 127.0.0.1:`port`, with the environment harness/service.ts gives tsx's. */
 export function spawnCompiledService(main: string, dataDir: string, port: number, env: Record<string, string> = {}, stderr: 'pipe' | 'inherit' = 'pipe'): ChildProcess {
-  return spawn(process.execPath, ['--enable-source-maps', main], {
+  // SERVICE_NODE_ARGS: as for harness/service.ts (`--cpu-prof --cpu-prof-dir=…` profiles the service under a bench).
+  const nodeArgs = (process.env.SERVICE_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  return spawn(process.execPath, [...nodeArgs, '--enable-source-maps', main], {
     cwd: root,
     env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', RATE_LIMITS: 'off', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'ignore', stderr],

@@ -21,6 +21,12 @@ export type Compression = 'gzip' | 'xz' | 'zstd' | 'none';
 export interface DecompressionLimits {
   maxOutputBytes: number;
   maxRatio: number;
+  /**
+   * Decode xz on libuv's thread pool rather than the event loop. Worth its thread hop per slice
+   * only for large members read in the background (a package's payload); small ones (control.tar)
+   * decode faster in place.
+   */
+  threaded?: boolean;
 }
 
 /**
@@ -48,12 +54,15 @@ const ZSTD_COPY_FACTOR = 4096;
 const ZSTD_COPY_FLOOR_BYTES = 32 * 1024;
 
 /** Input slice sizes: the most output one slice can produce before the consumer is consulted. */
-const SLICE_BYTES: Record<Exclude<Compression, 'none'>, number> = {
+const SLICE_BYTES: Record<Exclude<Compression, 'none'> | 'xzThreaded', number> = {
   gzip: 16 * 1024, // deflate expands at most ~1032x: <= 16 MiB per slice
   zstd: 512, // an RLE block is 4 bytes for 128 KiB: <= 16 MiB per slice
   // liblzma decodes a whole input slice before backpressure applies: small slices bound the
   // output buffered at once (a worst-case xz ratio of ~7000:1 gives < 30 MB per slice).
   xz: 4 * 1024,
+  // Each slice is a trip to the thread pool: 4 KiB ones cost a fifth of the decoding speed.
+  // Still bounded: < 120 MB at the worst-case ratio, and the ratio limit stops far sooner.
+  xzThreaded: 16 * 1024,
 };
 
 /** The compression format announced by the first bytes of a stream, or null when unknown. */
@@ -121,7 +130,7 @@ class BoundedDecompressor extends Transform {
       sink: (chunk) => this.accept(chunk),
       waitForDemand: () => new Promise<void>((resolve) => this.demandWaiters.push(resolve)),
     };
-    this.engine = createEngine(kind, context);
+    this.engine = createEngine(kind, context, limits.threaded === true);
   }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
@@ -182,7 +191,7 @@ class BoundedDecompressor extends Transform {
   }
 }
 
-function createEngine(kind: Compression, context: EngineContext): DecoderEngine {
+function createEngine(kind: Compression, context: EngineContext, threaded: boolean): DecoderEngine {
   switch (kind) {
     case 'none':
       return new PassThroughEngine(context);
@@ -195,7 +204,7 @@ function createEngine(kind: Compression, context: EngineContext): DecoderEngine 
       // Its .xz decoder, not the auto-detecting one: that also reads legacy .lzma, whose header has
       // no magic (a run of zero bytes parses as one), and which neither xz, dpkg nor rpm take here.
       // Concatenated streams and stream padding are read as `xz -d` reads them.
-      return new StreamEngine(context, lzma.createStream('streamDecoder', { memlimit: 256 * 1024 * 1024, flags: lzma.CONCATENATED, synchronous: true }), SLICE_BYTES.xz);
+      return new StreamEngine(context, lzma.createStream('streamDecoder', { memlimit: 256 * 1024 * 1024, flags: lzma.CONCATENATED, synchronous: !threaded }), threaded ? SLICE_BYTES.xzThreaded : SLICE_BYTES.xz);
   }
 }
 

@@ -22,6 +22,8 @@ interface InspectedIdentity {
   /** The file name the repository gives it (never the client's). */
   repositoryFilename: string;
   files: PackageFileEntry[];
+  /** `files` is empty for now: the payload is read after admission (a .deb under DEB_PAYLOAD_CHECK=background). */
+  filesPending?: boolean;
 }
 
 /** One ar member of a .deb with where its data lies, to stream it again from the stored file. */

@@ -123,6 +123,14 @@ export async function createContext(config: Config, log: Logger): Promise<AppCon
     // Deliveries still under way get a bounded wait before the database closes.
     closers: [close, () => notifier.idle(10_000)],
   };
+  // A package whose payload the background check finds malformed is quarantined like any other.
+  repo.fileLists.onMalformed(async (pkg, reason) => {
+    await security.decisions.quarantine(pkg.name, pkg.version, { arch: pkg.arch, distribution: pkg.distribution }, reason, { username: 'system', ip: null });
+  });
+  ctx.closers.push(async () => {
+    repo.fileLists.stop();
+    await repo.fileLists.idle();
+  });
   ctx.closers.push(() => repo.publisher.idle());
   ctx.closers.push(async () => repo.distributions.stop());
   ctx.closers.push(async () => {

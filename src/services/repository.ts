@@ -4,7 +4,7 @@ import type { AuditLog } from '../adapters/audit/audit-log.js';
 import { createClamdScanner, type AntivirusScanner } from '../adapters/clamav/index.js';
 import type { SecretBox } from '../adapters/crypto/secret-box.js';
 import type { Db, DbDialect } from '../adapters/db/index.js';
-import { countPackages } from '../adapters/db/packages.table.js';
+import { countPackages, countUnlistedPackages } from '../adapters/db/packages.table.js';
 import type { Metrics } from '../adapters/metrics/metrics.js';
 import { KeyringStore } from '../adapters/signing/keyring-store.js';
 import type { Config } from '../config.js';
@@ -24,6 +24,7 @@ import { Publisher } from './publishing/publisher.js';
 import { RpmIndexWriter } from '../adapters/storage/rpm-index-writer.js';
 import { rpmNoarchCopies } from '../domain/repo/rpm/tree.js';
 import { UploadService } from './upload.js';
+import { DeferredFileLists } from './packages/deferred-file-lists.js';
 
 /** The package repository: files, signing keys, index publishing, the upload pipeline. */
 export interface Repository {
@@ -45,6 +46,8 @@ export interface Repository {
   catalogs: CatalogProvides;
   /** Adds, changes and retires distributions; keeps this process's view of them current. */
   distributions: DistributionService;
+  /** Reads the payloads of .deb packages admitted without it, behind the uploads. */
+  fileLists: DeferredFileLists;
 }
 
 interface RepositoryDeps {
@@ -94,7 +97,7 @@ export async function createRepository(deps: RepositoryDeps): Promise<Repository
     tempDir: files.tempDir,
   });
   const uploads = new UploadService(
-    { db, files, publisher, antivirus, log, rpmSigning, catalogs: { lookup: (codename) => catalogs.lookup(codename) }, cve: { assess: (pkg, dist, path) => cve.scanner.assess(pkg, dist, path) } },
+    { db, files, publisher, antivirus, log, rpmSigning, deferDebPayload: config.debPayloadCheck === 'background', catalogs: { lookup: (codename) => catalogs.lookup(codename) }, cve: { assess: (pkg, dist, path) => cve.scanner.assess(pkg, dist, path) } },
     deps.audit,
     deps.metrics,
   );
@@ -117,10 +120,13 @@ export async function createRepository(deps: RepositoryDeps): Promise<Repository
   await distributions.load(config.distributionsFile);
   distributions.startRefreshing(config.distributionsRefreshMs);
   deps.metrics.sources.packagesTotal = () => countPackages(db);
+  deps.metrics.sources.payloadsPending = () => countUnlistedPackages(db);
   const lifecycle = new PackageLifecycle(db, files, publisher, deps.audit, () => distributions.refresh());
   const resigner = new RpmResigner({ db, files, publisher, keyring, log, graceMs: config.rpmResignGraceMs });
   const keys = new SigningKeys(db, keyring, publisher, resigner, deps.audit);
-  return { files, keyring, publisher, uploads, lifecycle, keys, rpmSigning, resigner, antivirus, cve, catalogs, distributions };
+  const fileLists = new DeferredFileLists({ db, files, publish: (codename) => publisher.request(codename), log });
+  uploads.onStored(async () => fileLists.kick());
+  return { files, keyring, publisher, uploads, lifecycle, keys, rpmSigning, resigner, antivirus, cve, catalogs, distributions, fileLists };
 }
 
 /**
@@ -134,6 +140,8 @@ export async function publishStaleIndexes(repo: Repository, log: Logger): Promis
     await repo.files.removeAbandonedTempFiles();
     await repo.keyring.ensureKey();
     for (const codename of await repo.publisher.stale()) await repo.publisher.request(codename);
+    // Payloads a stop left unread.
+    repo.fileLists.kick();
     // Finishes a re-signing a stop interrupted, and signs RPMs stored before packages were signed.
     void repo.resigner.start();
   } catch (error) {

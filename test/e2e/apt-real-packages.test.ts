@@ -87,6 +87,8 @@ describe('real Debian packages from the APT cache', { skip: sample.length === 0 
       assert.equal(body.status, 'published', `${path}: ${JSON.stringify(body)}`);
       uploaded.set(`${body.name} ${body.version} ${body.arch}`, { path, name: body.name, version: body.version, arch: body.arch });
     }
+    // Their payloads (the file lists for Contents) are read behind the uploads.
+    await t.ctx.repo.fileLists.idle();
   });
   after(async () => {
     await t.close();

@@ -120,6 +120,8 @@ describe('distributions as data: components, architectures, real apt and dnf cli
     await apt.setSource(`deb [signed-by=${keyring}] ${base}/repo/apt acme-stable main testing`);
     // One more arm64 package after the first publish: it reaches the index by an append.
     assert.equal((await upload(await deb('acme-agent', 'arm64', '2.5.0+ds1-1'), 'acme-stable', { component: 'testing' })).statusCode, 201);
+    // The file lists (Contents) are read behind the uploads.
+    await t.ctx.repo.fileLists.idle();
     const update = await apt.update();
     assert.equal(update.code, 0, update.stderr + update.stdout);
     assert.doesNotMatch(update.stderr, /^(W|E):/m, update.stderr);

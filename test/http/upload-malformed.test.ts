@@ -89,7 +89,8 @@ for (const backend of backends()) {
 
     before(async () => {
       work = await makeTempDir('tollgate-malformed-');
-      t = await startTestApp({ backend });
+      // The payload is checked at upload here (test/services/deferred-file-lists covers the default, after it).
+      t = await startTestApp({ backend, env: { DEB_PAYLOAD_CHECK: 'upload' } });
       admin = await t.tokenFor('admin');
       goodDeb = await buildDeb(work.dir, { name: 'goodpkg', version: '1.0-1' });
       goodRpm = await buildRpm(work.dir, { name: 'goodrpm', version: '1.0', arch: 'x86_64', files: { '/usr/share/goodrpm/a': 'a\n' }, noAutoReqProv: true });

@@ -77,14 +77,17 @@ export interface IndexEntryRow {
   arch: string;
   name: string;
   files?: string;
+  /** With `files`: when the list arrived (0 at admission, null while pending; migration 0013). */
+  listed_generation?: number | null;
 }
 
 const ENTRY_COLUMNS = ['seq', 'id', 'index_entry', 'component', 'arch', 'name'] as const;
+const WITH_FILES = [...ENTRY_COLUMNS, 'files', 'listed_generation'] as const;
 
 export async function indexEntriesPage(db: Db, codename: string, after: { seq: number; id: string } | null, limit: number, withFiles = false): Promise<IndexEntryRow[]> {
   let q = db
     .selectFrom('packages')
-    .select(withFiles ? [...ENTRY_COLUMNS, 'files'] : ENTRY_COLUMNS)
+    .select(withFiles ? WITH_FILES : ENTRY_COLUMNS)
     .where('distribution', '=', codename)
     .where('status', 'in', INDEXED_STATUSES);
   if (after) {
@@ -98,10 +101,27 @@ export async function indexEntriesPage(db: Db, codename: string, after: { seq: n
 export async function indexEntriesAfter(db: Db, codename: string, seq: number, withFiles = false): Promise<IndexEntryRow[]> {
   return db
     .selectFrom('packages')
-    .select(withFiles ? [...ENTRY_COLUMNS, 'files'] : ENTRY_COLUMNS)
+    .select(withFiles ? WITH_FILES : ENTRY_COLUMNS)
     .where('distribution', '=', codename)
     .where('status', 'in', INDEXED_STATUSES)
     .where('seq', '>', seq)
+    .orderBy('seq')
+    .execute();
+}
+
+/**
+ * Indexed packages listed up to `seq` whose file list arrived after generation `after` and by
+ * generation `upTo`: their Contents lines are what an index published at `after` lacks.
+ */
+export async function filesListedBetween(db: Db, codename: string, after: number, upTo: number, seq: number): Promise<IndexEntryRow[]> {
+  return db
+    .selectFrom('packages')
+    .select(WITH_FILES)
+    .where('distribution', '=', codename)
+    .where('listed_generation', '>', after)
+    .where('listed_generation', '<=', upTo)
+    .where('status', 'in', INDEXED_STATUSES)
+    .where('seq', '<=', seq)
     .orderBy('seq')
     .execute();
 }

@@ -6,7 +6,8 @@ import { writeFindingRows } from './findings.table.js';
 import type { Db } from './index.js';
 import type { PackageProvidesTable, PackagesTable } from './schema.js';
 
-export type PackageRow = Selectable<PackagesTable>;
+/** A package row; `listed_generation` may be left out of rows built in memory (absent is 0: listed at admission). */
+export type PackageRow = Omit<Selectable<PackagesTable>, 'listed_generation'> & { listed_generation?: number | null };
 /** A name a package answers to in dependency checks, as stored for it in its distribution. */
 export type ProvidesValues = Omit<Insertable<PackageProvidesTable>, 'package_id' | 'distribution'>;
 
@@ -73,7 +74,8 @@ export async function countPackages(db: Db): Promise<number> {
  */
 export async function insertPackage(db: Db, row: PackageRow, provides: readonly ProvidesValues[], findings: readonly StoredFinding[] = []): Promise<void> {
   if (isIndexed(row.status)) row.seq = await bumpGeneration(db, row.distribution);
-  await db.insertInto('packages').values(row).execute();
+  // A new row's file list is read at admission (0) or still to be read (null), whatever row it was copied from.
+  await db.insertInto('packages').values({ ...row, listed_generation: row.listed_generation === null ? null : 0 }).execute();
   if (provides.length) {
     await db
       .insertInto('package_provides')
@@ -270,3 +272,57 @@ export async function countSourceFileReferences(db: Db, sha256: string): Promise
     .executeTakeFirst();
   return Number(n?.n ?? 0);
 }
+
+/** A package whose file list is still to be read from its payload. */
+export interface UnlistedPackage {
+  id: string;
+  distribution: string;
+  name: string;
+  version: string;
+  arch: string;
+  sha256: string;
+  status: PackageRow['status'];
+}
+
+/** How many packages wait for their file list. */
+export async function countUnlistedPackages(db: Db): Promise<number> {
+  const row = await db.selectFrom('packages').select((eb) => eb.fn.countAll<number>().as('n')).where('listed_generation', 'is', null).where('status', '!=', 'quarantined').executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** The oldest packages still waiting for their file list (migration 0013). */
+export async function unlistedPackages(db: Db, limit: number): Promise<UnlistedPackage[]> {
+  return db
+    .selectFrom('packages')
+    .select(['id', 'distribution', 'name', 'version', 'arch', 'sha256', 'status'])
+    .where('listed_generation', 'is', null)
+    // A quarantined file is not in the store; its list is read if it is ever released.
+    .where('status', '!=', 'quarantined')
+    .orderBy('created_at')
+    .limit(limit)
+    .execute();
+}
+
+/**
+ * Stores a package's file list read after admission, under a new generation of its distribution
+ * (so its index is out of date until published again, and the publisher knows which Contents
+ * lines arrived since it last published). False when the list was stored already (another replica).
+ */
+export async function recordFileList(db: Db, id: string, distribution: string, files: string): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    const generation = await bumpGeneration(trx, distribution);
+    const result = await trx
+      .updateTable('packages')
+      .set({ files, listed_generation: generation })
+      .where('id', '=', id)
+      .where('listed_generation', 'is', null)
+      .executeTakeFirst();
+    if (Number(result.numUpdatedRows) === 0) throw new ListedAlready();
+    return true;
+  }).catch((error: unknown) => {
+    if (error instanceof ListedAlready) return false;
+    throw error;
+  });
+}
+
+class ListedAlready extends Error {}

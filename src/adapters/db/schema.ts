@@ -129,6 +129,11 @@ export interface PackagesTable {
   index_entry: string;
   relations: string;
   files: string;
+  /**
+   * When `files` was filled in: 0 at admission, the distribution's generation when read later,
+   * null while pending (migration 0013). Optional in rows built in memory: absent is 0.
+   */
+  listed_generation?: number | null;
   pipeline: string;
   findings: string;
   reasons: string;

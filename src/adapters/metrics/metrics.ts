@@ -3,6 +3,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 /** Numbers the gauges read at scrape time; each capability fills in what it owns. */
 export interface GaugeSources {
   packagesTotal?: () => Promise<number>;
+  payloadsPending?: () => Promise<number>;
   pendingReviewTotal?: () => Promise<number>;
   quarantineTotal?: () => Promise<number>;
   clamavLastUpdate?: () => Promise<number | null>;
@@ -73,6 +74,7 @@ export class Metrics {
     gauge('tollgate_packages_total', 'Packages stored, all distributions and states', () => this.sources.packagesTotal?.());
     gauge('tollgate_pending_review_total', 'Packages waiting for a security decision', () => this.sources.pendingReviewTotal?.());
     gauge('tollgate_quarantine_total', 'Packages in quarantine', () => this.sources.quarantineTotal?.());
+    gauge('tollgate_deb_payloads_pending', 'Packages whose payload (file list for Contents) is still to be read', () => this.sources.payloadsPending?.());
     gauge('tollgate_clamav_last_update', 'Unix time of the last antivirus signature update', () => this.sources.clamavLastUpdate?.());
     gauge('tollgate_grype_db_age_seconds', 'Age of the vulnerability database', () => this.sources.vulnDbAgeSeconds?.());
   }

@@ -16,7 +16,7 @@ function contentsOf(e: IndexEntry): string {
   }
 }
 
-const aptEntry = (e: IndexEntry): AptEntry => ({ component: e.component, arch: e.arch, stanza: e.text, contents: contentsOf(e) });
+const aptEntry = (e: IndexEntry): AptEntry => ({ component: e.component, arch: e.arch, stanza: e.text, contents: contentsOf(e), ...(e.contentsOnly ? { contentsOnly: true } : {}) });
 
 async function* aptBatches(batches: AsyncIterable<readonly IndexEntry[]>): AsyncGenerator<AptEntry[]> {
   for await (const batch of batches) yield batch.map(aptEntry);

@@ -29,6 +29,8 @@ export interface AptEntry {
   stanza: string;
   /** Its lines of the component's Contents files (`contentsLines`), '' when none. */
   contents?: string;
+  /** On append: add only its Contents lines (its stanza is in the index already). */
+  contentsOnly?: boolean;
 }
 
 /** The index files of every component/architecture of a distribution, as this process last wrote them. */
@@ -212,7 +214,7 @@ export function appendAptDistribution(options: AptPublishOptions & { previous: A
       list.push(text);
     };
     for (const entry of entriesOf(options, l)) {
-      for (const rel of l.route(entry)) push(added, rel, entry.stanza);
+      if (!entry.contentsOnly) for (const rel of l.route(entry)) push(added, rel, entry.stanza);
       for (const key of l.contentsRoute(entry)) push(addedContents, key, entry.contents!);
     }
     const opts = fileOptions(options);

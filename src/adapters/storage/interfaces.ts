@@ -78,6 +78,8 @@ export interface IndexEntry {
   text: string;
   /** APT: the package's name and its file list (JSON, as stored), for the Contents indices. */
   contents?: { name: string; files: string };
+  /** Appended to Contents only: the package is in the index already, its file list arrived since. */
+  contentsOnly?: boolean;
 }
 
 /** Writes one distribution's signed index from the stored per-package entries, atomically. */

@@ -64,6 +64,16 @@ export async function readArMemberBytes(path: string, member: ArMember, maxBytes
   }
 }
 
+/** The first `bytes` bytes of a member (fewer when it is shorter). */
+export async function readArMemberHead(path: string, member: ArMember, bytes: number): Promise<Buffer> {
+  const handle = await open(path, 'r');
+  try {
+    return await readExactly(handle, member.offset, Math.min(bytes, member.size));
+  } finally {
+    await handle.close();
+  }
+}
+
 async function listMembers(handle: FileHandle, limits: ArLimits): Promise<ArMember[]> {
   const fileSize = (await handle.stat()).size;
   if (fileSize < AR_MAGIC.length) throw new PackageFormatError('not_ar_archive', 'file is too short to be an ar archive');

@@ -6,7 +6,7 @@
  * Everything is bounded (member sizes, decompression, entry counts, control size) and every
  * malformation is a PackageFormatError with a specific code. The file is never read whole.
  */
-import { readArMemberBytes, readArMembers, openArMember, type ArMember } from './ar.js';
+import { readArMemberBytes, readArMemberHead, readArMembers, openArMember, type ArMember } from './ar.js';
 import { parseControlStanza, type ControlStanza } from './control.js';
 import { parseRelations } from './relations.js';
 import { walkTar, type TarEntryHeader, type TarEntryType } from './tar.js';
@@ -113,8 +113,16 @@ const RELATION_FIELDS: ReadonlyArray<[keyof DebRelationFields, string]> = [
   ['replaces', 'Replaces'],
 ];
 
+/**
+ * How much of data.tar (the payload) is read: `list` decompresses it whole, checking every entry
+ * and listing the files; `defer` checks only that it starts as its compression says, leaving
+ * `files` empty for {@link listDebPayload} to fill in later (decompressing xz costs ~50 ms per
+ * MB, far more than everything else an upload does).
+ */
+export type DebPayloadReading = 'list' | 'defer';
+
 /** Reads and validates the .deb at `path`; throws PackageFormatError on any malformation. */
-export async function readDebPackage(path: string, overrides: Partial<DebLimits> = {}): Promise<DebPackage> {
+export async function readDebPackage(path: string, overrides: Partial<DebLimits> = {}, payload: DebPayloadReading = 'list'): Promise<DebPackage> {
   const limits: DebLimits = { ...DEFAULT_DEB_LIMITS, ...overrides };
   const members = await readArMembers(path, { maxMembers: limits.maxMembers });
   const layout = locateMembers(members);
@@ -122,7 +130,9 @@ export async function readDebPackage(path: string, overrides: Partial<DebLimits>
 
   const control = await readControlArchive(path, layout.control, limits);
   const identity = validateControl(control.stanza);
-  const files = await listDataFiles(path, layout.data, limits);
+  let files: DebFileEntry[] = [];
+  if (payload === 'list') files = await listDataFiles(path, layout.data, limits);
+  else await checkDataMagic(path, layout.data);
 
   return {
     ...identity,
@@ -311,14 +321,38 @@ function validateControl(stanza: ControlStanza): ControlIdentity {
   return { name, version, arch, sourceName, sourceVersion, installedSize, multiArch: stanza.get('Multi-Arch') ?? null, relations };
 }
 
-async function listDataFiles(path: string, tar: TarMember, limits: DebLimits): Promise<DebFileEntry[]> {
+/**
+ * The payload's file list, read apart from the rest (see {@link DebPayloadReading}); the same
+ * checks and errors as `readDebPackage` with `list`. xz is decoded off the event loop.
+ */
+export async function listDebPayload(path: string, overrides: Partial<DebLimits> = {}): Promise<DebFileEntry[]> {
+  const limits: DebLimits = { ...DEFAULT_DEB_LIMITS, ...overrides };
+  const layout = locateMembers(await readArMembers(path, { maxMembers: limits.maxMembers }));
+  return listDataFiles(path, layout.data, limits, true);
+}
+
+const MAGIC: Partial<Record<Compression, Buffer>> = {
+  gzip: Buffer.from([0x1f, 0x8b]),
+  xz: Buffer.from([0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00]),
+  zstd: Buffer.from([0x28, 0xb5, 0x2f, 0xfd]),
+};
+
+/** data.tar starts as its name says it is compressed (an uncompressed one: with a tar header's magic). */
+async function checkDataMagic(path: string, tar: TarMember): Promise<void> {
+  const magic = MAGIC[tar.compression];
+  const head = await readArMemberHead(path, tar.member, magic ? magic.length : 512);
+  const ok = magic ? head.subarray(0, magic.length).equals(magic) : head.length >= 262 && head.subarray(257, 262).toString('latin1') === 'ustar';
+  if (!ok) throw new PackageFormatError('decompression_failed', `${tar.member.name} does not start as ${tar.compression === 'none' ? 'a tar archive' : `${tar.compression} data`}`);
+}
+
+async function listDataFiles(path: string, tar: TarMember, limits: DebLimits, threaded = false): Promise<DebFileEntry[]> {
   const files: DebFileEntry[] = [];
   await walkTar(
     openArMember(path, tar.member),
     tar.compression,
     tar.member.size,
     {
-      decompression: { maxOutputBytes: limits.maxDataTarBytes, maxRatio: limits.maxRatio },
+      decompression: { maxOutputBytes: limits.maxDataTarBytes, maxRatio: limits.maxRatio, threaded },
       maxEntries: limits.maxDataEntries,
       tooManyEntries: () => new PackageFormatError('too_many_files', `data.tar has more than ${limits.maxDataEntries} entries`),
     },

@@ -1,7 +1,7 @@
 import { createBoundedDecompressor } from '../../domain/compression.js';
 import { descriptionSynopsis } from '../../domain/deb/control.js';
 import { buildPackageIndex, checkDependencies, type PublishedPackage } from '../../domain/deb/dependencies.js';
-import { openArMember, readDebPackage } from '../../domain/deb/reader.js';
+import { openArMember, readDebPackage, type DebFileEntry } from '../../domain/deb/reader.js';
 import { parseProvides, parseRelations } from '../../domain/deb/relations.js';
 import type { Distribution } from '../../domain/distributions.js';
 import type { DebInspected, FileFacts } from '../../domain/package.js';
@@ -18,13 +18,17 @@ const APT_ROOT = 'apt/';
 const memberCompression = (name: string) =>
   name.endsWith('.gz') ? 'gzip' : name.endsWith('.xz') ? 'xz' : name.endsWith('.zst') ? 'zstd' : 'none';
 
+/** A payload file as a package's `files` keep it. */
+export const fileEntry = (f: DebFileEntry) => ({ path: f.installPath, size: f.size, mode: f.mode, type: f.type });
+
 export const debHandler: FormatHandler<DebInspected> = {
   format: 'deb',
 
-  async inspect(path) {
+  async inspect(path, options) {
     // A .dsc (text, often clear-signed) is a source package: see deb-source.ts.
     if (looksLikeSourceControl(await readLocalHead(path, 64))) return inspectDsc(path);
-    const deb = await readDebPackage(path);
+    const deferred = options?.deferPayload === true;
+    const deb = await readDebPackage(path, {}, deferred ? 'defer' : 'list');
     const description = deb.control.get('Description') ?? '';
     return {
       format: 'deb',
@@ -35,7 +39,8 @@ export const debHandler: FormatHandler<DebInspected> = {
       sourceVersion: deb.sourceVersion,
       summary: descriptionSynopsis(description),
       repositoryFilename: `${deb.name}_${versionWithoutEpoch(deb.version)}_${deb.arch}.deb`,
-      files: deb.files.map((f) => ({ path: f.installPath, size: f.size, mode: f.mode, type: f.type })),
+      files: deb.files.map(fileEntry),
+      ...(deferred ? { filesPending: true } : {}),
       metadata: {
         control: deb.control.fields.map((f) => [f.name, f.value]),
         multiArch: deb.multiArch,

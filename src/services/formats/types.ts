@@ -33,8 +33,12 @@ export type ProvidesLookup = (names: readonly string[]) => Promise<Array<Provide
  */
 export interface FormatHandler<P extends InspectedPackage = InspectedPackage> {
   format: P['format'];
-  /** Parses and validates the file; throws PackageFormatError with a reason code. */
-  inspect(path: string): Promise<P>;
+  /**
+   * Parses and validates the file; throws PackageFormatError with a reason code. `deferPayload`:
+   * a format whose file list needs its whole payload decompressed (deb) leaves it for later and
+   * says so with `filesPending`.
+   */
+  inspect(path: string, options?: { deferPayload?: boolean }): Promise<P>;
   /**
    * Path of the published file, relative to the repository root (DATA_DIR/repo). `rewritten` is
    * the SHA-256 of a file the repository changed (an RPM it signed): such a file gets a path of

@@ -56,6 +56,7 @@ function packageRow(state: UploadState, served: ServedFile, status: AdmittedStat
     index_entry: handler.indexEntry(pkg, served.facts, poolPath, Math.floor(Date.now() / 1000)),
     relations: JSON.stringify(pkg.relations),
     files: JSON.stringify(pkg.files),
+    listed_generation: pkg.filesPending ? null : 0,
     pipeline: '[]',
     findings: JSON.stringify({ counts: state.findings, details: state.findingDetails }),
     reasons: JSON.stringify(state.reasons),

@@ -41,6 +41,8 @@ export interface PipelineDeps {
   cve: CveScanner;
   rpmSigning: RpmPackageSigning;
   catalogs: CatalogProvides;
+  /** Leave a .deb's payload to be read after admission (DEB_PAYLOAD_CHECK=background); default: read it at upload. */
+  deferDebPayload?: boolean;
   uploadedBy: string | null;
   log: Logger;
 }

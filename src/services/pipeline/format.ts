@@ -15,7 +15,7 @@ function reject(state: UploadState, code: string, message: string): StepResult {
 }
 
 /** Step 1: the file is a well-formed package of the distribution's format and architecture. */
-export const formatStep = (deps: Pick<PipelineDeps, 'files'>): PipelineStep => ({
+export const formatStep = (deps: Pick<PipelineDeps, 'files' | 'deferDebPayload'>): PipelineStep => ({
   name: 'format',
   async run(state) {
     const head = await deps.files.readHead(state.path, 64);
@@ -31,7 +31,7 @@ export const formatStep = (deps: Pick<PipelineDeps, 'files'>): PipelineStep => (
       if (problem) return reject(state, problem.code, problem.message);
     }
     try {
-      state.pkg = await handlerFor(format).inspect(state.path);
+      state.pkg = await handlerFor(format).inspect(state.path, { deferPayload: deps.deferDebPayload === true });
     } catch (error) {
       if (error instanceof PackageFormatError) return reject(state, error.code, error.message);
       throw error;

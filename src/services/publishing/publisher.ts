@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import {
   distributionGenerations,
+  filesListedBetween,
   indexEntriesAfter,
   indexEntriesPage,
   type IndexEntryRow,
@@ -43,20 +44,25 @@ const BATCH = 2000;
  * its own query, so rows committed meanwhile may be included: `written` fingerprints exactly the
  * rows yielded, which is what the index then holds.
  */
-const entryOf = (r: IndexEntryRow): IndexEntry => ({
+/**
+ * A row as the index writer takes it. Its file list goes to Contents only once it has arrived by
+ * the `generation` being published: a list stored later (its `listed_generation` higher) is added
+ * by the next publish, as a contents-only entry, never twice.
+ */
+const entryOf = (r: IndexEntryRow, generation: number): IndexEntry => ({
   component: r.component,
   arch: r.arch,
   text: r.index_entry,
-  ...(r.files === undefined ? {} : { contents: { name: r.name, files: r.files } }),
+  ...(r.files === undefined || r.listed_generation === null || Number(r.listed_generation ?? 0) > generation ? {} : { contents: { name: r.name, files: r.files } }),
 });
 
-async function* indexedEntries(db: Db, codename: string, written: Fingerprint, withFiles: boolean): AsyncGenerator<IndexEntry[]> {
+async function* indexedEntries(db: Db, codename: string, written: Fingerprint, withFiles: boolean, generation: number): AsyncGenerator<IndexEntry[]> {
   let after: { seq: number; id: string } | null = null;
   for (;;) {
     const rows = await indexEntriesPage(db, codename, after, BATCH, withFiles);
     if (rows.length === 0) return;
     for (const r of rows) addSeq(written, Number(r.seq));
-    yield rows.map(entryOf);
+    yield rows.map((r) => entryOf(r, generation));
     const last = rows.at(-1)!;
     after = { seq: Number(last.seq), id: last.id };
     if (rows.length < BATCH) return;
@@ -157,7 +163,10 @@ export class Publisher {
         const expected = fresh.reduce((f, r) => addSeq(f, Number(r.seq)), { ...last.fingerprint });
         // Read after `fresh`: equal only if nothing but these additions happened since the last run.
         const current = await indexFingerprint(db, codename);
-        if (fresh.length > 0 && sameFingerprint(expected, current) && (await writer.append(dist, fresh.map(entryOf), signer))) {
+        // Packages already listed whose file list was read since: their Contents lines only.
+        const listed = withFiles ? await filesListedBetween(db, codename, last.generation, generation, last.fingerprint.max) : [];
+        const entries = [...fresh.map((r) => entryOf(r, generation)), ...listed.map((r) => ({ ...entryOf(r, generation), contentsOnly: true }))];
+        if (entries.length > 0 && sameFingerprint(expected, current) && (await writer.append(dist, entries, signer))) {
           written = expected;
           mode = 'append';
         }
@@ -165,10 +174,10 @@ export class Publisher {
       if (!written) {
         written = emptyFingerprint();
         if (writer.writeBatches) {
-          await writer.writeBatches(dist, indexedEntries(db, codename, written, withFiles), signer);
+          await writer.writeBatches(dist, indexedEntries(db, codename, written, withFiles, generation), signer);
         } else {
           const entries: IndexEntry[] = [];
-          for await (const batch of indexedEntries(db, codename, written, withFiles)) entries.push(...batch);
+          for await (const batch of indexedEntries(db, codename, written, withFiles, generation)) entries.push(...batch);
           await writer.write(dist, entries, signer);
         }
       }

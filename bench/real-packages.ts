@@ -1,0 +1,162 @@
+/**
+ * bench/real-packages: real Debian packages from the machine's APT cache, uploaded over HTTP.
+ *
+ *   npx tsx bench/real-packages.ts [--clients 4] [--limit N] [--no-peers]
+ *
+ * Starts the compiled service (as `npm start` runs it; RATE_LIMITS=off, its own DATA_DIR, no
+ * clamd), uploads every amd64/all .deb of /var/cache/apt/archives with N concurrent clients
+ * (each file streamed from disk), and reports MB/s, packages/s and the service's peak RSS. Then
+ * checks that every stanza of the published Packages is byte for byte what `apt-ftparchive
+ * packages` writes for the same files, and, side by side, how fast the peers take in the same
+ * files: `apt-ftparchive packages` (reads and hashes each file) and `aptly repo add` + `publish`.
+ * Skips, saying so, when the cache holds no package.
+ */
+import { execFile } from 'node:child_process';
+import { openAsBlob, readdirSync, statSync } from 'node:fs';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import { promisify } from 'node:util';
+import { freePort } from '../harness/net.js';
+import { loginAsInitialAdmin, waitUntilReady } from '../harness/service.js';
+import { buildService, rssOf, spawnCompiledService } from './lib/compiled-service.js';
+import { runMeasured } from './lib/proc.js';
+import { textTable } from './lib/table.js';
+
+const run = promisify(execFile);
+const root = new URL('..', import.meta.url).pathname;
+const work = join(root, 'bench', '.work');
+const CACHE = '/var/cache/apt/archives';
+
+const arg = (name: string, fallback: number) => {
+  const at = process.argv.indexOf(`--${name}`);
+  return at > 0 ? Number(process.argv[at + 1]) : fallback;
+};
+const CLIENTS = arg('clients', 4);
+const LIMIT = arg('limit', Number.POSITIVE_INFINITY);
+const PEERS = !process.argv.includes('--no-peers');
+
+const MB = 1e6;
+const mbps = (bytes: number, ms: number) => `${(bytes / MB / (ms / 1000)).toFixed(1)} MB/s`;
+
+/** Stanzas of a Packages file keyed by `name version arch`, Filename reduced to the file's name (the pool layouts differ). */
+function stanzas(text: string): Map<string, string> {
+  const map = new Map<string, string>();
+  for (const stanza of text.split(/\n\n+/).filter((s) => s.trim())) {
+    const field = (name: string) => new RegExp(`^${name}: (.*)$`, 'm').exec(stanza)?.[1];
+    const normalised = stanza.trimEnd().replace(/^Filename: (.*)$/m, (_, path: string) => `Filename: ${basename(path)}`);
+    map.set(`${field('Package')} ${field('Version')} ${field('Architecture')}`, `${normalised}\n`);
+  }
+  return map;
+}
+
+async function main(): Promise<void> {
+  let names: string[] = [];
+  try {
+    names = readdirSync(CACHE).filter((f) => /_(amd64|all)\.deb$/.test(f)).sort();
+  } catch {
+    // no cache at all: skipped below
+  }
+  const files = names.slice(0, LIMIT).map((f) => join(CACHE, f));
+  if (files.length === 0) {
+    console.log(`skipped: no .deb in ${CACHE} (any apt-get install fills it)`);
+    return;
+  }
+  const bytes = files.reduce((sum, f) => sum + statSync(f).size, 0);
+  console.log(`${files.length} packages, ${(bytes / MB).toFixed(0)} MB, ${CLIENTS} clients`);
+
+  await mkdir(work, { recursive: true });
+  const main = await buildService(join(work, 'real-packages', 'dist'));
+  const dataDir = join(work, 'real-packages', 'data');
+  await rm(dataDir, { recursive: true, force: true });
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const server = spawnCompiledService(main, dataDir, port, {}, 'inherit');
+  let oursMs = 0;
+  let catchUpMs = 0;
+  let peak = 0;
+  const failures: string[] = [];
+  try {
+    await waitUntilReady(base);
+    const token = await loginAsInitialAdmin(base, dataDir);
+    // The repository key and the first (empty) indexes: made before the clock runs.
+    await fetch(`${base}/settings/gpg`, { headers: { authorization: `Bearer ${token}` } });
+    const upload = async (path: string) => {
+      const form = new FormData();
+      form.set('distribution', 'bookworm');
+      form.set('file', await openAsBlob(path), basename(path));
+      const res = await fetch(`${base}/upload`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: form });
+      const body = (await res.json()) as { status?: string; detail?: string };
+      if (res.status !== 201 || body.status !== 'published') failures.push(`${basename(path)}: ${res.status} ${body.status ?? body.detail}`);
+    };
+    let next = 0;
+    const started = performance.now();
+    await Promise.all(Array.from({ length: CLIENTS }, async () => {
+      while (next < files.length) await upload(files[next++]!);
+    }));
+    oursMs = performance.now() - started;
+    // The payloads (file lists for Contents) are read behind the uploads: how long until done.
+    const pending = async () => Number(/^tollgate_deb_payloads_pending (\d+)/m.exec(await (await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${token}` } })).text())?.[1] ?? NaN);
+    const atEnd = await pending();
+    while ((await pending()) > 0) await new Promise((r) => setTimeout(r, 100));
+    catchUpMs = performance.now() - started - oursMs;
+    console.log(`payloads still to read when the last upload was answered: ${atEnd}; all read ${(catchUpMs / 1000).toFixed(1)} s later`);
+    peak = (await rssOf(server.pid!)).peak;
+
+    // Every stanza as apt-ftparchive writes it for the same files (Filename aside: the pools differ).
+    const reference = await run('apt-ftparchive', ['packages', '.'], { cwd: join(dataDir, 'repo', 'apt', 'pool'), maxBuffer: 1 << 30 });
+    const theirs = stanzas(reference.stdout);
+    const ours = stanzas(await readFile(join(dataDir, 'repo', 'apt', 'dists', 'bookworm', 'main', 'binary-amd64', 'Packages'), 'utf8'));
+    let differing = 0;
+    for (const [key, stanza] of ours) {
+      if (theirs.get(key) !== stanza) {
+        if (differing++ < 3) console.log(`differs from apt-ftparchive: ${key}\n--- ours\n${stanza}--- apt-ftparchive\n${theirs.get(key) ?? '(absent)'}`);
+      }
+    }
+    console.log(textTable([
+      ['metric', 'Tollgate'],
+      ['uploaded', `${files.length - failures.length} of ${files.length} (${(bytes / MB).toFixed(0)} MB) in ${(oursMs / 1000).toFixed(1)} s`],
+      ['throughput', `${mbps(bytes, oursMs)}, ${(files.length / (oursMs / 1000)).toFixed(1)} packages/s`],
+      ['Contents complete (every payload read)', `${((oursMs + catchUpMs) / 1000).toFixed(1)} s after the first upload, ${mbps(bytes, oursMs + catchUpMs)}`],
+      ['service peak RSS', `${(peak / 2 ** 20).toFixed(0)} MiB`],
+      ['stanzas in Packages', String(ours.size)],
+      ['stanzas differing from apt-ftparchive packages', String(differing + [...theirs.keys()].filter((k) => !ours.has(k)).length)],
+    ]));
+    for (const f of failures.slice(0, 10)) console.log(`not published: ${f}`);
+  } finally {
+    server.kill('SIGTERM');
+  }
+  if (!PEERS) return;
+
+  // The peers on the same files: apt-ftparchive indexing them, aptly taking them into a repository and publishing it.
+  const ftpDir = join(work, 'real-packages', 'ftparchive');
+  await rm(ftpDir, { recursive: true, force: true });
+  await mkdir(ftpDir, { recursive: true });
+  for (const f of files) await run('ln', ['-s', f, join(ftpDir, basename(f))]);
+  const ftp = await runMeasured('apt-ftparchive', ['packages', '.'], { cwd: ftpDir });
+
+  const gnupg = join(work, 'gnupg-real');
+  await rm(gnupg, { recursive: true, force: true });
+  await mkdir(gnupg, { recursive: true, mode: 0o700 });
+  const env = { ...process.env, GNUPGHOME: gnupg };
+  await run('gpg', ['--batch', '--passphrase', '', '--quick-gen-key', 'Bench <bench@example.org>', 'rsa4096', 'sign', 'never'], { env });
+  const keyId = /^fpr:+([0-9A-F]{40}):/m.exec((await run('gpg', ['--batch', '--with-colons', '--list-secret-keys'], { env })).stdout)![1]!;
+  const config = join(work, 'aptly-real.conf');
+  const rootDir = join(work, 'aptly-real');
+  await rm(rootDir, { recursive: true, force: true });
+  await writeFile(config, JSON.stringify({ rootDir, architectures: ['amd64'], gpgProvider: 'gpg' }));
+  const aptly = (args: string[]) => runMeasured('aptly', [`-config=${config}`, ...args], { env });
+  await aptly(['repo', 'create', '-distribution=bookworm', '-component=main', 'bench']);
+  const add = await aptly(['repo', 'add', 'bench', ftpDir]);
+  const publish = await aptly(['publish', 'repo', `-gpg-key=${keyId}`, '-architectures=amd64,all', 'bench']);
+
+  console.log(textTable([
+    ['same files', 'time', 'throughput', 'peer / Tollgate'],
+    ['Tollgate: uploads over HTTP, published and signed', `${(oursMs / 1000).toFixed(1)} s`, mbps(bytes, oursMs), ''],
+    ['apt-ftparchive packages (index only)', `${(ftp.ms / 1000).toFixed(1)} s`, mbps(bytes, ftp.ms), `${(ftp.ms / oursMs).toFixed(2)}x`],
+    ['aptly repo add + publish repo', `${((add.ms + publish.ms) / 1000).toFixed(1)} s`, mbps(bytes, add.ms + publish.ms), `${((add.ms + publish.ms) / oursMs).toFixed(2)}x`],
+  ]));
+  await rm(join(work, 'real-packages', 'data'), { recursive: true, force: true });
+  await rm(rootDir, { recursive: true, force: true });
+}
+
+await main();

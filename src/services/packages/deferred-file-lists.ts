@@ -1,0 +1,107 @@
+/**
+ * Reads the payload of .deb packages admitted without it (DEB_PAYLOAD_CHECK=background), after
+ * their upload was answered: decompressing data.tar is most of an upload's cost (xz decodes about
+ * 20 MB/s per core; hashing, checking the control file and storing run at hundreds), so uploads
+ * are published from their control file and this catches up behind them, one package at a time,
+ * decoding on the thread pool so requests keep the event loop.
+ *
+ * What it reads: the payload's file list, for the Contents indexes (the next publish adds the
+ * package's lines), and the payload's well-formedness, which the format step would otherwise
+ * have checked: a package whose data.tar turns out malformed (a broken archive, an unsafe path,
+ * a decompression bomb) is quarantined, taking it out of the index, with the reason.
+ */
+import type { Logger } from 'pino';
+import { recordFileList, unlistedPackages, type UnlistedPackage } from '../../adapters/db/packages.table.js';
+import type { Db } from '../../adapters/db/index.js';
+import type { PackageFiles } from '../../adapters/storage/interfaces.js';
+import { listDebPayload } from '../../domain/deb/reader.js';
+import { PackageFormatError } from '../../domain/errors.js';
+import { fileEntry } from '../formats/deb.js';
+
+/** Packages read per look-up of what is pending. */
+const BATCH = 16;
+
+export interface DeferredFileListsDeps {
+  db: Db;
+  files: PackageFiles;
+  /** Asks for a publish of the distribution (coalesced; the Contents lines go out with it). */
+  publish: (codename: string) => Promise<void>;
+  log: Logger;
+}
+
+/** Takes a package whose payload is malformed out of its distribution (the security service's quarantine). */
+export type MalformedPayloadHandler = (pkg: UnlistedPackage, reason: string) => Promise<void>;
+
+export class DeferredFileLists {
+  private running: Promise<void> | null = null;
+  private again = false;
+  private stopped = false;
+  private malformed: MalformedPayloadHandler | null = null;
+
+  constructor(private readonly deps: DeferredFileListsDeps) {}
+
+  /** Set once the security service exists (it is built after the repository). */
+  onMalformed(handler: MalformedPayloadHandler): void {
+    this.malformed = handler;
+  }
+
+  /** Reads whatever is pending; called while reading, it looks again once done. */
+  kick(): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = this.drain()
+      .catch((err: unknown) => this.deps.log.error({ err }, 'reading deferred file lists failed'))
+      .finally(() => {
+        this.running = null;
+        if (this.again) {
+          this.again = false;
+          this.kick();
+        }
+      });
+  }
+
+  /** Resolves once nothing is pending or being read (tests, shutdown). */
+  async idle(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
+  /** Stops after the package being read. */
+  stop(): void {
+    this.stopped = true;
+  }
+
+  private async drain(): Promise<void> {
+    while (!this.stopped) {
+      const pending = await unlistedPackages(this.deps.db, BATCH);
+      if (pending.length === 0) return;
+      for (const pkg of pending) {
+        if (this.stopped) return;
+        await this.read(pkg);
+      }
+    }
+  }
+
+  private async read(pkg: UnlistedPackage): Promise<void> {
+    const { db, files, log } = this.deps;
+    let list = '[]';
+    let malformed: PackageFormatError | null = null;
+    try {
+      list = JSON.stringify((await listDebPayload(files.storedPath(pkg.sha256))).map(fileEntry));
+    } catch (error) {
+      if (error instanceof PackageFormatError) malformed = error;
+      // Not the package's fault (its stored file unreadable): it keeps an empty list rather than
+      // holding up every package behind it; `sync-index` reports a missing file.
+      else log.error({ err: error, package: pkg.name, version: pkg.version }, 'payload unreadable: no Contents lines for this package');
+    }
+    if (!(await recordFileList(db, pkg.id, pkg.distribution, list))) return;
+    if (malformed) {
+      log.warn({ package: pkg.name, version: pkg.version, code: malformed.code }, 'malformed payload: package quarantined');
+      if (!this.malformed) throw new Error('no handler for malformed payloads');
+      await this.malformed(pkg, `payload check: ${malformed.code}: ${malformed.message}`);
+    }
+    await this.deps.publish(pkg.distribution).catch((err: unknown) => log.error({ err, codename: pkg.distribution }, 'publish after a file list failed'));
+  }
+}

@@ -1,0 +1,142 @@
+/**
+ * DEB_PAYLOAD_CHECK=background (the default): a .deb is published from its control file, and its
+ * payload is read behind the upload — the file list reaches Contents by the next publish (an
+ * append, never a full rewrite, never twice), and a malformed payload quarantines the package.
+ */
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { after, before, describe, it } from 'node:test';
+import { buildDeb, makeTar, writeArArchive } from '../../harness/debs.js';
+import { multipartBody } from '../../harness/multipart.js';
+import { exec } from '../helpers/apt.js';
+import { backends, bearer, startTestApp, type TestApp } from '../helpers/app.js';
+import { makeTempDir } from '../helpers/tmp.js';
+
+/** `package\tpath` pairs of a Contents file, each line kept (duplicates would show). */
+function contentsLines(text: string): string[] {
+  return text.split('\n').filter(Boolean).flatMap((line) => {
+    const m = /^(.*?)\s+(\S+)$/.exec(line)!;
+    return m[2]!.split(',').map((pkg) => `${pkg.slice(pkg.lastIndexOf('/') + 1)}\t${m[1]}`);
+  }).sort();
+}
+
+/** A .deb whose data.tar.xz starts as xz should but holds a 96 MiB run of zeros (ratio > 1000). */
+async function bombDeb(dir: string): Promise<string> {
+  const control = 'Package: bomb\nVersion: 1.0-1\nArchitecture: amd64\nMaintainer: T <t@example.invalid>\nDescription: zeros\n';
+  return writeArArchive(join(dir, 'bomb.deb'), [
+    { name: 'debian-binary', data: Buffer.from('2.0\n') },
+    { name: 'control.tar.gz', data: await makeTar(dir, { './control': control }) },
+    { name: 'data.tar.xz', data: await makeTar(dir, { './usr/share/zeros': Buffer.alloc(96 * 1024 * 1024) }, 'xz') },
+  ]);
+}
+
+for (const backend of backends()) {
+  describe(`.deb payloads read after the upload (${backend})`, () => {
+    let t: TestApp;
+    let admin: string;
+    let work: { dir: string; cleanup: () => Promise<void> };
+    const dist = join('apt', 'dists', 'noble');
+
+    const upload = async (path: string) => {
+      const form = await multipartBody({ distribution: 'noble' }, { path });
+      return t.app.inject({ method: 'POST', url: '/upload', headers: { ...bearer(admin), ...form.headers }, payload: form.payload });
+    };
+    const repoFile = (rel: string) => readFile(join(t.ctx.repo.files.repoDir, dist, rel));
+    const contents = async () => contentsLines(gunzipSync(await repoFile('main/Contents-amd64.gz')).toString());
+    const fullPublishes = async () => {
+      const text = await t.ctx.metrics.registry.metrics();
+      return Number(/^tollgate_publish_duration_seconds_count\{format="deb",mode="full"\} (\d+)/m.exec(text)?.[1] ?? 0);
+    };
+    const listedGeneration = async (name: string) =>
+      (await t.ctx.db.selectFrom('packages').select('listed_generation').where('name', '=', name).executeTakeFirstOrThrow()).listed_generation;
+
+    before(async () => {
+      work = await makeTempDir('tollgate-payloads-');
+      t = await startTestApp({ backend });
+      admin = await t.tokenFor('admin');
+    });
+    after(async () => {
+      await t.close();
+      await work.cleanup();
+    });
+
+    it('publishes at once, then adds the file list to Contents by an append, each line once', async () => {
+      const first = await buildDeb(work.dir, { name: 'late-one', version: '1.5.0+ds1-1+b4', files: { 'usr/share/late-one/a.txt': 'a\n', 'usr/bin/late-one': '#!/bin/sh\n' } });
+      const res = await upload(first);
+      assert.equal(res.statusCode, 201, res.body);
+      assert.equal(res.json().status, 'published');
+      assert.match((await repoFile('main/binary-amd64/Packages')).toString(), /^Package: late-one$/m, 'in the signed index from its control file');
+      await t.ctx.repo.fileLists.idle();
+      assert.notEqual(await listedGeneration('late-one'), null);
+      assert.deepEqual((await contents()).filter((l) => l.startsWith('late-one\t')), ['late-one\tusr/bin/late-one', 'late-one\tusr/share/late-one/a.txt']);
+
+      const fullBefore = await fullPublishes();
+      const second = await buildDeb(work.dir, { name: 'late-two', version: '2:0.9~rc1-3', files: { 'usr/share/late-two/b.txt': 'b\n' } });
+      assert.equal((await upload(second)).statusCode, 201);
+      await t.ctx.repo.fileLists.idle();
+      await t.ctx.repo.publisher.idle();
+      assert.deepEqual(await contents(), ['late-one\tusr/bin/late-one', 'late-one\tusr/share/late-one/a.txt', 'late-two\tusr/share/late-two/b.txt']);
+      assert.equal(await fullPublishes(), fullBefore, 'the lists went out by appends');
+
+      // Release vouches for the Contents now served (apt fetches it by the uncompressed digest).
+      const release = (await repoFile('Release')).toString();
+      const plain = gunzipSync(await repoFile('main/Contents-amd64.gz'));
+      const sha = createHash('sha256').update(plain).digest('hex');
+      assert.match(release, new RegExp(`^ ${sha} +${plain.length} main/Contents-amd64$`, 'm'));
+      const verified = await exec('gpgv', ['--keyring', join(t.ctx.repo.files.repoDir, 'keys', 'tollgate.gpg'), join(t.ctx.repo.files.repoDir, dist, 'InRelease')]);
+      assert.equal(verified.code, 0, verified.stderr);
+
+      // A full rewrite lists the same lines (once each).
+      t.ctx.repo.publisher.forget('noble');
+      await t.ctx.repo.publisher.request('noble');
+      assert.deepEqual(await contents(), ['late-one\tusr/bin/late-one', 'late-one\tusr/share/late-one/a.txt', 'late-two\tusr/share/late-two/b.txt']);
+    });
+
+    it('quarantines a package whose payload turns out malformed, and takes it out of the index', async () => {
+      const res = await upload(await bombDeb(work.dir));
+      assert.equal(res.statusCode, 201, res.body);
+      await t.ctx.repo.fileLists.idle();
+      await t.ctx.repo.publisher.idle();
+      const row = await t.ctx.db.selectFrom('packages').select(['status', 'reasons']).where('name', '=', 'bomb').executeTakeFirstOrThrow();
+      assert.equal(row.status, 'quarantined');
+      assert.match(row.reasons, /payload check: decompression_bomb: /);
+      assert.doesNotMatch((await repoFile('main/binary-amd64/Packages')).toString(), /^Package: bomb$/m);
+      const audit = await t.app.inject({ method: 'GET', url: '/audit/package/bomb', headers: bearer(admin) });
+      assert.match(audit.body, /payload check: decompression_bomb/);
+    });
+
+    it('reads, at the next start, the payloads a stop left unread', async () => {
+      const path = await buildDeb(work.dir, { name: 'late-three', version: '1.0-1', files: { 'usr/share/late-three/c': 'c\n' } });
+      assert.equal((await upload(path)).statusCode, 201);
+      await t.ctx.repo.fileLists.idle();
+      // As if the service had stopped before reading it.
+      await t.ctx.db.updateTable('packages').set({ listed_generation: null, files: '[]' }).where('name', '=', 'late-three').execute();
+      t.ctx.repo.publisher.forget('noble');
+      await t.ctx.repo.publisher.request('noble');
+      assert.ok(!(await contents()).some((l) => l.startsWith('late-three\t')));
+      t.ctx.repo.fileLists.kick();
+      await t.ctx.repo.fileLists.idle();
+      assert.ok((await contents()).includes('late-three\tusr/share/late-three/c'));
+    });
+  });
+}
+
+describe('DEB_PAYLOAD_CHECK=upload', () => {
+  it('reads the payload before answering: the same malformed package is rejected, nothing kept', async () => {
+    const work = await makeTempDir('tollgate-payloads-upload-');
+    const t = await startTestApp({ env: { DEB_PAYLOAD_CHECK: 'upload' } });
+    try {
+      const form = await multipartBody({ distribution: 'noble' }, { path: await bombDeb(work.dir) });
+      const res = await t.app.inject({ method: 'POST', url: '/upload', headers: { ...bearer(await t.tokenFor('admin')), ...form.headers }, payload: form.payload });
+      assert.equal(res.statusCode, 422, res.body);
+      assert.equal(res.json().code, 'decompression_bomb');
+      assert.deepEqual(await t.ctx.db.selectFrom('packages').select('name').execute(), []);
+    } finally {
+      await t.close();
+      await work.cleanup();
+    }
+  });
+});
