@@ -124,7 +124,7 @@ export async function createRepository(deps: RepositoryDeps): Promise<Repository
   const lifecycle = new PackageLifecycle(db, files, publisher, deps.audit, () => distributions.refresh());
   const resigner = new RpmResigner({ db, files, publisher, keyring, log, graceMs: config.rpmResignGraceMs });
   const keys = new SigningKeys(db, keyring, publisher, resigner, deps.audit);
-  const fileLists = new DeferredFileLists({ db, files, publish: (codename) => publisher.request(codename), log });
+  const fileLists = new DeferredFileLists({ db, files, publish: (codename) => publisher.request(codename), busy: () => uploads.inFlight > 0, log });
   uploads.onStored(async () => fileLists.kick());
   return { files, keyring, publisher, uploads, lifecycle, keys, rpmSigning, resigner, antivirus, cve, catalogs, distributions, fileLists };
 }

@@ -71,6 +71,12 @@ export type UploadStoredListener = (stored: { packageId: string; body: UploadRes
 /** receive → validate (the six steps) → store → decide status → publish → audit. */
 export class UploadService {
   private readonly storedListeners: UploadStoredListener[] = [];
+  private running = 0;
+
+  /** Uploads between their form and their answer, now (background work yields to them). */
+  get inFlight(): number {
+    return this.running;
+  }
 
   /** Registers a listener called after a package is stored and audited; its failures are logged, never thrown. */
   onStored(listener: UploadStoredListener): void {
@@ -84,6 +90,15 @@ export class UploadService {
   ) {}
 
   async upload(input: UploadInput, observer: PipelineObserver = {}): Promise<UploadAnswer> {
+    this.running++;
+    try {
+      return await this.admit(input, observer);
+    } finally {
+      this.running--;
+    }
+  }
+
+  private async admit(input: UploadInput, observer: PipelineObserver): Promise<UploadAnswer> {
     const distribution = findDistribution(input.distribution);
     let component: string;
     try {
