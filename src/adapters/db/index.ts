@@ -4,7 +4,7 @@ import SQLite from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, type Migration, type MigrationProvider } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
-import { SqliteDialectKeepingCause } from './sqlite-dialect.js';
+import { SqliteDialectKeepingCause, withStatementCache } from './sqlite-dialect.js';
 import { PromptlyCollectedClient } from './pg-client.js';
 import * as m0001 from './migrations/0001-foundation.js';
 import * as m0002 from './migrations/0002-packages.js';
@@ -73,7 +73,7 @@ export function openDatabase(databaseUrl: string | null, dataDir: string): Datab
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
-  const db = new Kysely<Database>({ dialect: new SqliteDialectKeepingCause({ database: sqlite }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialectKeepingCause({ database: withStatementCache(sqlite) }) });
   return { db, dialect: 'sqlite', close: () => db.destroy() };
 }
 

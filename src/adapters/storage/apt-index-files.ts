@@ -15,7 +15,7 @@ import { createGzip, gzip } from 'node:zlib';
 import { DomainError } from '../../domain/errors.js';
 import { packagesIndex } from '../../domain/repo/apt/stanza.js';
 import { parseXzTail, xzBlocksOf, xzIndexAndFooter, type XzBlockRecord } from '../../domain/repo/xz-container.js';
-import { fsyncDir, isErrno, tempPathFor, writeFileAtomic } from './atomic.js';
+import { fsyncDir, isErrno, removeFile, tempPathFor, writeFileAtomic } from './atomic.js';
 import type { ContentDigests } from './hash-stream.js';
 import lzma from 'lzma-native';
 import { startXz, type XzOptions } from './xz.js';
@@ -137,14 +137,7 @@ export async function placeObject(indexDir: string, tmp: string, d: ContentDiges
   for (const path of paths) {
     if (path === object) continue;
     await mkdir(dirname(path), { recursive: true });
-    const linkTmp = tempPathFor(path);
-    try {
-      await link(object, linkTmp);
-    } catch (err) {
-      if (!isErrno(err, 'EXDEV', 'EPERM', 'ENOTSUP', 'EMLINK')) throw err;
-      await copyFile(object, linkTmp);
-    }
-    await rename(linkTmp, path);
+    await linkAs(object, path);
   }
   // The names are hard links to one inode: touching one marks the object as fresh for the sweep.
   const now = new Date();
@@ -154,15 +147,27 @@ export async function placeObject(indexDir: string, tmp: string, d: ContentDiges
 
 /** Makes `indexDir/<name>` the given object (hard link, atomic replace). */
 async function exposeAs(indexDir: string, name: VariantName, object: string): Promise<void> {
-  const target = join(indexDir, name);
+  await linkAs(object, join(indexDir, name));
+}
+
+/**
+ * Makes `target` a hard link to `object` (a copy across filesystems), replacing it atomically.
+ * The temporary name is removed if anything fails: on a full tmpfs even the rename can (ENOSPC).
+ */
+async function linkAs(object: string, target: string): Promise<void> {
   const tmp = tempPathFor(target);
   try {
-    await link(object, tmp);
+    try {
+      await link(object, tmp);
+    } catch (err) {
+      if (!isErrno(err, 'EXDEV', 'EPERM', 'ENOTSUP', 'EMLINK')) throw err;
+      await copyFile(object, tmp);
+    }
+    await rename(tmp, target);
   } catch (err) {
-    if (!isErrno(err, 'EXDEV', 'EPERM', 'ENOTSUP', 'EMLINK')) throw err;
-    await copyFile(object, tmp);
+    await removeFile(tmp);
+    throw err;
   }
-  await rename(tmp, target);
 }
 
 export async function finishWrite(indexDir: string, variants: VariantState[], sync: boolean): Promise<void> {

@@ -3,7 +3,7 @@
  * the target, fsync the folder. Readers see the old file or the new one, never a torn one.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, rename, rm } from 'node:fs/promises';
+import { mkdir, open, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
 /** A unique temp name next to `target` (same folder, so the final rename cannot cross devices). */
@@ -47,7 +47,7 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array, o
     }
     await rename(tmp, path);
   } catch (err) {
-    await rm(tmp, { force: true });
+    await removeFile(tmp);
     throw err;
   }
   if (!options.noSync) await fsyncDir(dirname(path));
@@ -66,4 +66,17 @@ export async function moveIntoPlace(tempPath: string, target: string, options: {
 /** True when `err` is a Node system error with one of the given codes. */
 export function isErrno(err: unknown, ...codes: string[]): boolean {
   return typeof err === 'object' && err !== null && 'code' in err && codes.includes(String((err as { code: unknown }).code));
+}
+
+/**
+ * Deletes a file; no error when it is not there. What `rm(path, { force: true })` does for a
+ * file, without its recursive walker's lstat first (one system call instead of two, on every
+ * upload's temp file).
+ */
+export async function removeFile(path: string): Promise<void> {
+  try {
+    await unlink(path);
+  } catch (error) {
+    if (!isErrno(error, 'ENOENT')) throw error;
+  }
 }

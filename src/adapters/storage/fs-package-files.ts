@@ -3,7 +3,7 @@ import { constants } from 'node:fs';
 import { copyFile, link, mkdir, open as openFile, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import type { Readable } from 'node:stream';
-import { fsyncDir, isErrno, tempPathFor } from './atomic.js';
+import { fsyncDir, isErrno, removeFile, tempPathFor } from './atomic.js';
 import type { PackageFiles, PublishedFile } from './interfaces.js';
 import { listFilesRecursive } from './list-files.js';
 import { readLocalHead } from './local-file.js';
@@ -78,7 +78,7 @@ export class FsPackageFiles implements PackageFiles {
   async keep(tempFile: string, sha256: string): Promise<void> {
     const target = this.blobPath(sha256);
     if (await exists(target)) {
-      await rm(tempFile, { force: true });
+      await removeFile(tempFile);
       return;
     }
     await mkdir(dirname(target), { recursive: true });
@@ -117,7 +117,7 @@ export class FsPackageFiles implements PackageFiles {
     await rename(temp, target);
     // rename() between two links to one file does nothing (POSIX): the file was already published
     // there (a shared .orig tarball, a package promoted to the same pool path), and the temp link stays.
-    await rm(temp, { force: true });
+    await removeFile(temp);
   }
 
   async unpublish(poolPath: string): Promise<void> {
@@ -178,7 +178,7 @@ export class FsPackageFiles implements PackageFiles {
   }
 
   async discard(tempFile: string): Promise<void> {
-    await rm(tempFile, { force: true });
+    await removeFile(tempFile);
   }
 
   async listPublishedPackages(): Promise<string[]> {
