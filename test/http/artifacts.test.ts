@@ -277,6 +277,32 @@ for (const backend of backends()) {
         assert.equal(all.items.length, 2);
         assert.equal(all.pages, Math.ceil(all.total / 2));
       });
+
+      it('filters by status in the query, so that total and pages count the matching versions only', async () => {
+        const maintainer = await t.tokenFor('maintainer');
+        await deb({ name: 'status-filter', version: '1.0-1' });
+        await deb({ name: 'status-filter', version: '2.0-1' });
+        const q = await t.app.inject({ method: 'POST', url: '/security/packages/status-filter/1.0-1/quarantine?distribution=jammy', headers: bearer(maintainer), payload: { reason: 'status filter test' } });
+        assert.equal(q.statusCode, 200, q.body);
+        try {
+          const held = (await get('/packages?status=quarantined&per_page=1')).json();
+          assert.equal(held.total, 1);
+          assert.equal(held.pages, 1);
+          assert.deepEqual(held.items.map((i: { name: string; version: string; status: string }) => `${i.name}=${i.version}:${i.status}`), ['status-filter=1.0-1:quarantined']);
+          const published = (await get('/packages?status=published&q=status-filter&per_page=1')).json();
+          assert.equal(published.total, 1);
+          assert.deepEqual(published.items.map((i: { version: string }) => i.version), ['2.0-1']);
+          const everything = (await get('/packages?per_page=1')).json().total;
+          assert.equal((await get('/packages?status=published')).json().total, everything - 1);
+          assert.equal((await get('/packages?status=quarantined&distribution=rocky9')).json().total, 0);
+          const bad = await get('/packages?status=bogus');
+          assert.equal(bad.statusCode, 422, bad.body);
+          assert.equal(typeof bad.json().detail, 'string');
+          assert.equal(typeof bad.json().code, 'string');
+        } finally {
+          await t.app.inject({ method: 'DELETE', url: '/artifacts/status-filter', headers: bearer(admin) });
+        }
+      });
     });
 
     describe('DELETE /artifacts', () => {

@@ -1,5 +1,5 @@
 import { sql, type Insertable, type Selectable } from 'kysely';
-import { INDEXED_STATUSES, isIndexed } from '../../domain/distributions.js';
+import { INDEXED_STATUSES, isIndexed, type PackageStatus } from '../../domain/distributions.js';
 import type { StoredFinding } from '../../domain/security/index.js';
 import { bumpGeneration } from './distributions.table.js';
 import { writeFindingRows } from './findings.table.js';
@@ -159,9 +159,10 @@ export async function findProvidersOf(db: Db, codename: string, names: readonly 
 }
 
 /** A page of package rows, by name then upload order, and how many match. */
-export async function findPackagesPage(db: Db, filter: { q?: string; distribution?: string }, page: { page: number; perPage: number }): Promise<{ total: number; rows: PackageRow[] }> {
+export async function findPackagesPage(db: Db, filter: { q?: string; distribution?: string; status?: PackageStatus }, page: { page: number; perPage: number }): Promise<{ total: number; rows: PackageRow[] }> {
   let q = db.selectFrom('packages');
   if (filter.distribution) q = q.where('distribution', '=', filter.distribution);
+  if (filter.status) q = q.where('status', '=', filter.status);
   if (filter.q) q = q.where(sql`lower(name)`, 'like', sql`${containing(filter.q)} escape '\\'`);
   const total = Number((await q.select((eb) => eb.fn.countAll().as('n')).executeTakeFirst())?.n ?? 0);
   const rows = (await q.selectAll().orderBy('name').orderBy('created_at').orderBy('seq').limit(page.perPage).offset((page.page - 1) * page.perPage).execute()).map(normaliseRow);

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import type { PackageRow } from '../../adapters/db/packages.table.js';
-import { findDistribution } from '../../domain/distributions.js';
+import { findDistribution, PACKAGE_STATUSES } from '../../domain/distributions.js';
 import type { StepResult } from '../../domain/pipeline/types.js';
 import type { AppContext } from '../../services/context.js';
 import { handlerFor } from '../../services/formats/index.js';
@@ -12,7 +12,7 @@ import { parseStoredFindings } from '../../services/security/findings-store.js';
 import { actorOf, principalOf } from '../auth-hook.js';
 import { notFound } from '../errors.js';
 import { PackageFormatOut, PackageListItemOut, PackageVersionOut, StoredStepOut } from '../package-schemas.js';
-import { answering, errorResponses, Nullable, Page, PageQuery, pageOf } from '../schemas.js';
+import { answering, errorResponses, Nullable, Page, PageQuery, pageOf, StringEnum } from '../schemas.js';
 import { CveStatusOut, PackageStatusOut, StoredFindingOut } from '../security-schemas.js';
 import type { App } from '../types.js';
 
@@ -181,13 +181,19 @@ export async function artifactRoutes(app: App, ctx: AppContext): Promise<void> {
   app.get('/packages', {
     schema: {
       tags: ['packages'],
-      summary: 'Packages in raw pool format (filter by name text and distribution)',
-      querystring: Type.Object({ ...PageQuery, q: Type.Optional(Type.String({ maxLength: 200 })), distribution: Type.Optional(Type.String({ maxLength: 50 })) }, { additionalProperties: false }),
+      summary: 'Packages in raw pool format (filter by name text, distribution and status)',
+      querystring: Type.Object({
+        ...PageQuery,
+        q: Type.Optional(Type.String({ maxLength: 200 })),
+        distribution: Type.Optional(Type.String({ maxLength: 50 })),
+        // Filtered in the query so that `total` and `pages` count the matching versions only.
+        status: Type.Optional(StringEnum(PACKAGE_STATUSES)),
+      }, { additionalProperties: false }),
       response: { ...errorResponses, 200: Page(PackageListItemOut) },
     },
   }, async (request) => {
-    const { page = 1, per_page = 100, q, distribution } = request.query;
-    const { total, items } = await catalog.packages({ q, distribution }, { page, perPage: per_page });
+    const { page = 1, per_page = 100, q, distribution, status } = request.query;
+    const { total, items } = await catalog.packages({ q, distribution, status }, { page, perPage: per_page });
     return pageOf(items, total, page, per_page);
   });
 }

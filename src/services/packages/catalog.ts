@@ -2,7 +2,7 @@ import { listDistributions } from '../../adapters/db/distributions.table.js';
 import type { Db } from '../../adapters/db/index.js';
 import { countIndexedPackagesByDistribution, findPackageNamesPage, findPackagesPage, packageVersionsNamed, type PackageRow, type VersionListRow } from '../../adapters/db/packages.table.js';
 import { compareDebianVersions } from '../../domain/deb/version.js';
-import { acceptedArchitectures, allDistributions } from '../../domain/distributions.js';
+import { acceptedArchitectures, allDistributions, type PackageStatus } from '../../domain/distributions.js';
 import { compareEvr, parseEvr } from '../../domain/rpm/vercmp.js';
 import { toApiTime } from '../../domain/time.js';
 
@@ -64,7 +64,7 @@ export class Catalog {
   constructor(private readonly db: Db) {}
 
   /** Packages as their index lists them (raw pool format), newest first, with filters. */
-  async packages(filter: { q?: string; distribution?: string }, page: PageRequest) {
+  async packages(filter: { q?: string; distribution?: string; status?: PackageStatus }, page: PageRequest) {
     const { total, rows } = await findPackagesPage(this.db, filter, page);
     return { total, items: rows.map((r) => ({ ...versionView(r), index_entry: r.format === 'deb' ? r.index_entry : undefined })) };
   }

@@ -27,13 +27,13 @@ export function PackagesPage() {
     setParams(next, { replace: true });
   };
   const distributions = useDistributions();
+  // Every filter is the service's, so the total and the pages count the matching versions only.
   const list = useQuery({
-    queryKey: ['packages', q, distribution, page],
-    queryFn: () => api<Page<PackageVersion>>('GET', `/packages/${query({ q, distribution, page, per_page: PER_PAGE })}`),
+    queryKey: ['packages', q, distribution, status, page],
+    queryFn: () => api<Page<PackageVersion>>('GET', `/packages/${query({ q, distribution, status, page, per_page: PER_PAGE })}`),
     placeholderData: keepPreviousData,
   });
-  // The list API filters by name and distribution; the status filter applies to the page shown.
-  const rows = (list.data?.items ?? []).filter((p) => !status || p.status === status);
+  const rows = list.data?.items ?? [];
 
   return (
     <>
@@ -61,7 +61,7 @@ export function PackagesPage() {
       <ErrorNotice error={list.error} />
       {list.isPending ? <Loading what="packages" /> : (
         <>
-          <p className="muted" role="status">{list.data?.total ?? 0} package versions{status ? `; ${rows.length} on this page are ${label(status)}` : ''}</p>
+          <p className="muted" role="status">{list.data?.total ?? 0} package versions{status ? ` ${label(status)}` : ''}</p>
           <table>
             <thead>
               <tr><th scope="col">Name</th><th scope="col">Version</th><th scope="col">Arch</th><th scope="col">Distribution</th><th scope="col">Status</th><th scope="col">Worst finding</th><th scope="col">Uploaded</th></tr>
