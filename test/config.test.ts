@@ -54,5 +54,8 @@ describe('configuration', () => {
   it('rejects malformed values with a clear message', () => {
     assert.throws(() => loadConfig({ PORT: 'eighty' }), /PORT must be an integer/);
     assert.throws(() => loadConfig({ EDITION: 'gold' }), /EDITION must be one of/);
+    assert.throws(() => loadConfig({ DEB_PAYLOAD_CHECK: 'never' }), /DEB_PAYLOAD_CHECK must be one of background, upload/);
+    assert.equal(loadConfig({}).debPayloadCheck, 'background');
+    assert.equal(loadConfig({ DEB_PAYLOAD_CHECK: 'upload' }).debPayloadCheck, 'upload');
   });
 });
