@@ -6,6 +6,7 @@ import { useSession } from './session';
 import { AuditPage } from './pages/AuditPage';
 import { DashboardPage } from './pages/DashboardPage';
 import { DistributionsPage } from './pages/DistributionsPage';
+import { DownloadsPage } from './pages/DownloadsPage';
 import { ImportPage } from './pages/ImportPage';
 import { LoginPage } from './pages/LoginPage';
 import { PackagePage } from './pages/PackagePage';
@@ -37,6 +38,7 @@ export function App() {
         <Route path="review" element={<Allowed ability="review_queue"><ReviewQueuePage /></Allowed>} />
         <Route path="distributions" element={<DistributionsPage />} />
         <Route path="import" element={<ImportPage />} />
+        <Route path="downloads" element={<DownloadsPage />} />
         <Route path="tokens" element={<Allowed ability="api_tokens"><TokensPage /></Allowed>} />
         <Route path="users" element={<Allowed ability="manage_users"><UsersPage /></Allowed>} />
         <Route path="audit" element={<Allowed ability="audit"><AuditPage /></Allowed>} />

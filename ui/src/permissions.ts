@@ -8,7 +8,7 @@ const UPLOADERS: Role[] = ['uploader', 'maintainer', 'admin'];
 const AUDITORS: Role[] = ['auditor', 'maintainer', 'admin'];
 const MAINTAINERS: Role[] = ['maintainer', 'admin'];
 
-export type Ability = 'upload' | 'review_queue' | 'decide' | 'promote' | 'delete' | 'manage_users' | 'api_tokens' | 'audit' | 'settings' | 'sbom' | 'import' | 'import_sources';
+export type Ability = 'upload' | 'review_queue' | 'decide' | 'promote' | 'delete' | 'manage_users' | 'api_tokens' | 'audit' | 'settings' | 'sbom' | 'import' | 'import_sources' | 'manage_distributions';
 
 export function can(session: Session | null | undefined, ability: Ability): boolean {
   if (!session) return false;
@@ -29,6 +29,7 @@ export function can(session: Session | null | undefined, ability: Ability): bool
     case 'import_sources':
       return MAINTAINERS.includes(role);
     case 'manage_users':
+    case 'manage_distributions':
     case 'settings':
       return role === 'admin';
   }

@@ -118,6 +118,16 @@ export interface Distribution {
   package_count: number;
   published_at: string | null;
   up_to_date: boolean;
+  /** What uploads may carry (index architectures plus all/noarch) and what the index is published for. */
+  architectures: string[];
+  index_architectures: string[];
+  components: string[];
+  suite: string;
+  origin: string;
+  label: string;
+  /** Reading its files under /repo/ needs credentials (an API token or a read token). */
+  private: boolean;
+  built_in: boolean;
 }
 
 export interface ApiToken {
@@ -125,6 +135,9 @@ export interface ApiToken {
   name: string;
   role: Role;
   username: string;
+  /** `read`: a tg_r_ token that reads only the /repo/ files of `distributions`. */
+  kind: 'api' | 'read';
+  distributions: string[] | null;
   prefix: string;
   created_at: string | null;
   expires_at: string | null;

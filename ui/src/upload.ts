@@ -19,11 +19,15 @@ export interface UploadResult {
   reasons?: string[];
 }
 
-/** Sends the file to /upload/stream and reports each pipeline step as the service runs it. */
-export function streamUpload(file: File, distribution: string, onStep: (step: string, state: StepState) => void): Promise<UploadResult> {
+/**
+ * Sends the file (with a source package's other files as `files` parts) to /upload/stream and
+ * reports each pipeline step as the service runs it.
+ */
+export function streamUpload(file: File, distribution: string, onStep: (step: string, state: StepState) => void, sourceFiles: readonly File[] = []): Promise<UploadResult> {
   const form = new FormData();
   form.set('distribution', distribution);
   form.set('file', file);
+  for (const part of sourceFiles) form.append('files', part, part.name);
   return streamPost<UploadResult>('/upload/stream', form, ({ event, data }) => {
     if (event !== 'step') return;
     const d = data as { step: string; state: 'started' | 'finished'; status?: string; message?: string };

@@ -9,6 +9,7 @@ const LINKS: Array<{ to: string; text: string; ability?: Ability }> = [
   { to: '/review', text: 'Review queue', ability: 'review_queue' },
   { to: '/distributions', text: 'Distributions' },
   { to: '/import', text: 'Import' },
+  { to: '/downloads', text: 'Downloads' },
   { to: '/tokens', text: 'API tokens', ability: 'api_tokens' },
   { to: '/users', text: 'Users', ability: 'manage_users' },
   { to: '/audit', text: 'Audit log', ability: 'audit' },

@@ -1,9 +1,11 @@
 import { useState, type FormEvent } from 'react';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { api } from '../api';
+import { api, enc, query } from '../api';
 import { ErrorNotice, Loading, when } from '../components/bits';
 import { can } from '../permissions';
 import { useSession } from '../session';
+import type { Distribution } from '../types';
+import { CreateDistribution, EditDistribution } from './DistributionEditor';
 import { useDistributions } from './PackagesPage';
 
 interface Promoted {
@@ -64,23 +66,72 @@ function PromoteForms() {
   );
 }
 
+/** Auditors and up: the distribution's SBOM (every package it publishes), streamed by the service. */
+function SbomLinks({ codename }: { codename: string }) {
+  const href = (format: string) => `/sbom/export${query({ distribution: codename, format })}`;
+  return (
+    <span className="row-actions">
+      <a href={href('cyclonedx')} download aria-label={`CycloneDX SBOM of ${codename}`}>CycloneDX</a>
+      <a href={href('spdx')} download aria-label={`SPDX SBOM of ${codename}`}>SPDX</a>
+    </span>
+  );
+}
+
+/** Admins: edit (a dialog) and retire (confirmed; the packages are kept) a distribution. */
+function AdminActions({ distribution }: { distribution: Distribution }) {
+  const client = useQueryClient();
+  const [editing, setEditing] = useState(false);
+  const retire = useMutation({
+    mutationFn: () => api('DELETE', `/distributions/${enc(distribution.codename)}`),
+    onSuccess: () => client.invalidateQueries({ queryKey: ['distributions'] }),
+  });
+  const confirmRetire = () => {
+    if (window.confirm(`Retire ${distribution.codename}? Its published tree is removed; its packages are kept until deleted.`)) retire.mutate();
+  };
+  return (
+    <span className="row-actions">
+      <button type="button" className="secondary small" onClick={() => setEditing(true)} aria-label={`Edit ${distribution.codename}`}>Edit</button>
+      {!distribution.built_in && (
+        <button type="button" className="danger small" disabled={retire.isPending} onClick={confirmRetire} aria-label={`Retire ${distribution.codename}`}>Retire</button>
+      )}
+      <ErrorNotice error={retire.error} />
+      {editing && <EditDistribution distribution={distribution} onClose={() => setEditing(false)} />}
+    </span>
+  );
+}
+
 export function DistributionsPage() {
   const { session } = useSession();
   const distributions = useDistributions();
+  const admin = can(session, 'manage_distributions');
   return (
     <>
       <h1>Distributions</h1>
       <ErrorNotice error={distributions.error} />
       {distributions.isPending ? <Loading what="distributions" /> : (
         <table>
-          <thead><tr><th scope="col">Codename</th><th scope="col">Description</th><th scope="col">Format</th><th scope="col">Architecture</th><th scope="col" className="num">Packages</th><th scope="col">Index published</th></tr></thead>
+          <thead>
+            <tr>
+              <th scope="col">Codename</th><th scope="col">Description</th><th scope="col">Format</th><th scope="col">Architectures</th><th scope="col">Components</th><th scope="col">Access</th>
+              <th scope="col" className="num">Packages</th><th scope="col">Index published</th>
+              {can(session, 'sbom') && <th scope="col">SBOM</th>}
+              {admin && <th scope="col"><span className="visually-hidden">Actions</span></th>}
+            </tr>
+          </thead>
           <tbody>
             {distributions.data?.map((d) => (
-              <tr key={d.codename}><td>{d.codename}</td><td>{d.description}</td><td>{d.format}</td><td>{d.architecture}</td><td className="num">{d.package_count}</td><td>{when(d.published_at)}{d.up_to_date ? '' : ' (rebuild pending)'}</td></tr>
+              <tr key={d.codename}>
+                <td>{d.codename}</td><td>{d.description}</td><td>{d.format}</td><td>{d.index_architectures.join(', ')}</td><td>{d.components.join(', ') || '–'}</td>
+                <td>{d.private ? 'private' : 'public'}</td>
+                <td className="num">{d.package_count}</td><td>{when(d.published_at)}{d.up_to_date ? '' : ' (rebuild pending)'}</td>
+                {can(session, 'sbom') && <td><SbomLinks codename={d.codename} /></td>}
+                {admin && <td><AdminActions distribution={d} /></td>}
+              </tr>
             ))}
           </tbody>
         </table>
       )}
+      {admin && <CreateDistribution />}
       {can(session, 'promote') && <PromoteForms />}
     </>
   );

@@ -1,10 +1,11 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useNavigate, useParams } from 'react-router';
+import { Link, useNavigate, useParams } from 'react-router';
 import { api, enc, query } from '../api';
 import { bytes, CopyButton, ErrorNotice, KevBadge, label, Loading, percent, SeverityBadge, StatusBadge, when } from '../components/bits';
 import { can } from '../permissions';
 import { useSession } from '../session';
 import type { ArtifactDetail, AuditEntry, Page, PackageVersion } from '../types';
+import { useDistributions } from './PackagesPage';
 
 /** Maintainer actions on one version: rescan, quarantine, delete (each confirmed, each audited by the service). */
 function VersionActions({ version, onDeleted }: { version: PackageVersion; onDeleted: () => void }) {
@@ -45,16 +46,40 @@ interface Install {
   repo_file?: string;
 }
 
+/**
+ * The service's commands. A private distribution is read with a credential the commands take from
+ * $TOLLGATE_TOKEN: the page says to set it to a read token, which reads that distribution's files
+ * and nothing else, rather than to an API token, and links to where one is made.
+ */
 function InstallCommands({ name }: { name: string }) {
+  const { session } = useSession();
   const install = useQuery({ queryKey: ['install', name], queryFn: () => api<Install>('GET', `/artifacts/${enc(name)}/install`), retry: false });
+  const distributions = useDistributions();
   if (install.isPending) return <Loading what="install commands" />;
   if (install.error) return <ErrorNotice error={install.error} />;
-  const text = [...(install.data.repo_file ? [install.data.repo_file] : []), ...install.data.commands].join('\n');
+  const codename = install.data.distribution;
+  const isPrivate = distributions.data?.find((d) => d.codename === codename)?.private ?? false;
+  const text = [
+    ...(isPrivate ? ["export TOLLGATE_TOKEN='tg_r_…'  # a read token for this distribution"] : []),
+    ...(install.data.repo_file ? [install.data.repo_file] : []),
+    ...install.data.commands,
+  ].join('\n');
   return (
-    <div className="code-block">
-      <pre tabIndex={0}><code>{text}</code></pre>
-      <CopyButton text={text} what="install commands" />
-    </div>
+    <>
+      {isPrivate && (
+        <p className="notice" data-testid="private-install">
+          <strong>{codename}</strong> is private: the machine reads it with a read token (<code>tg_r_</code>), which reads only
+          the distributions it names and cannot call the API. Put it in <code>TOLLGATE_TOKEN</code> before running the commands.{' '}
+          {can(session, 'api_tokens')
+            ? <Link to={`/tokens?read=${enc(codename)}`}>Create a read token for {codename}</Link>
+            : <>Ask an uploader, maintainer or administrator for a read token for {codename}.</>}
+        </p>
+      )}
+      <div className="code-block">
+        <pre tabIndex={0}><code>{text}</code></pre>
+        <CopyButton text={text} what="install commands" />
+      </div>
+    </>
   );
 }
 
