@@ -18,6 +18,7 @@ import { sharedRateLimitStore } from './rate-limit-store.js';
 import { PER_IP_LIMITS, RATE_LIMITS } from './rate-limits.js';
 import { API_PREFIXES, installRouteGuard, type RegisteredRoute } from './route-guard.js';
 import { validatorCompiler } from './validation.js';
+import { lazySerializerFactory } from './lazy-serializers.js';
 import { apiRoutes } from './routes/index.js';
 import { countDownloads } from './download-counter.js';
 import { repositoryRoutes } from './routes/repository.js';
@@ -104,6 +105,8 @@ export async function buildApp(ctx: AppContext): Promise<BuiltApp> {
     http: { headersTimeout: ctx.config.httpHeadersTimeoutMs, requestTimeout: ctx.config.httpRequestTimeoutMs, connectionsCheckingInterval: 1000 },
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 500 },
     ajv: { customOptions: { removeAdditional: false } },
+    // Response serializers are built at a route's first answer, not for every route at start-up.
+    schemaController: { compilersFactory: { buildSerializer: lazySerializerFactory() } },
     frameworkErrors: frameworkErrorAnswer,
     clientErrorHandler: clientErrorAnswer,
   }).withTypeProvider<TypeBoxTypeProvider>();

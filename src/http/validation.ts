@@ -71,8 +71,25 @@ function caseInsensitiveEnums(validate: ValidateFunction, schema: JsonSchemaNode
 export function validatorCompiler(): FastifySchemaCompiler<unknown> {
   const coercing = makeAjv('array');
   const exact = makeAjv(false);
-  return ({ schema, httpPart }) => {
-    if (httpPart === 'body') return exact.compile(schema as object) as ReturnType<FastifySchemaCompiler<unknown>>;
-    return caseInsensitiveEnums(coercing.compile(schema as object), schema as JsonSchemaNode) as ReturnType<FastifySchemaCompiler<unknown>>;
-  };
+  return ({ schema, httpPart }) => compiledOnFirstUse(() => {
+    if (httpPart === 'body') return exact.compile(schema as object);
+    return caseInsensitiveEnums(coercing.compile(schema as object), schema as JsonSchemaNode);
+  }) as ReturnType<FastifySchemaCompiler<unknown>>;
+}
+
+/**
+ * Fastify asks for the validators of every route at start-up (and the API is mounted under three
+ * prefixes); compiled there, Ajv's generated code for all of them stays in memory although a
+ * service answers a fraction of its routes. Compiled at a route's first request instead: same
+ * validator, same answers, `errors` read by Fastify after a failed call as before.
+ */
+function compiledOnFirstUse(compile: () => ValidateFunction): ValidateFunction {
+  let validate: ValidateFunction | undefined;
+  const lazy = ((data: unknown) => {
+    validate ??= compile();
+    const valid = validate(data);
+    lazy.errors = validate.errors;
+    return valid;
+  }) as ValidateFunction;
+  return lazy;
 }
