@@ -15,6 +15,7 @@ import { after, before, describe, it } from 'node:test';
 import { generate } from 'otplib';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { buildDeb } from '../../harness/debs.js';
+import { buildSourcePackage, type BuiltSource } from '../../harness/source-packages.js';
 import { freePort } from '../../harness/net.js';
 import { loginAsInitialAdmin, spawnService, waitUntilReady } from '../../harness/service.js';
 import { buildAptRepo, makeGpgKey, serveDir, type StaticServer } from '../../harness/upstream.js';
@@ -59,6 +60,7 @@ describe('web interface in a real browser', { skip: !existsSync(CHROMIUM) && `no
   let screenshots: string;
   let mfaSecret: string;
   const debs: Record<string, string> = {};
+  let source: BuiltSource;
   const accessibility: Record<string, string[]> = {};
 
   const shoot = async (name: string) => {
@@ -124,6 +126,9 @@ describe('web interface in a real browser', { skip: !existsSync(CHROMIUM) && `no
     await api('POST', '/import/sources', { name: 'upstream-stable', type: 'apt', url: upstream.url, suite: 'stable', key: key.armoredPublic, distribution: 'bookworm' });
     debs.clean = await buildDeb(tmp.dir, { name: 'ui-clean', version: '1.0-1' });
     debs.vulnerable = await buildDeb(tmp.dir, { name: 'ui-vulnerable', version: '1.0-1' });
+    debs.second = await buildDeb(tmp.dir, { name: 'ui-second', version: '1.0-1' });
+    debs.secret = await buildDeb(tmp.dir, { name: 'ui-secret', version: '1.0-1' });
+    source = await buildSourcePackage(join(tmp.dir, 'source'), { name: 'ui-src', version: '1.0-1', format: '3.0 (quilt)', changes: true });
 
     browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
     // A laptop screen. The service's CSP allows only the interface's own scripts; axe-core is
@@ -236,6 +241,27 @@ describe('web interface in a real browser', { skip: !existsSync(CHROMIUM) && `no
     await shoot('upload');
   });
 
+  it('uploads a set of files: a source package (.changes with the files it names) and a .deb, each with its own steps', async () => {
+    assert.ok(source.changes);
+    await page.locator('#upload-file').setInputFiles([debs.second!, source.changes!, source.dsc, ...source.files]);
+    const plan = page.getByText(/^2 uploads of \d+ files:/);
+    await plan.waitFor();
+    assert.equal(await plan.innerText(), `2 uploads of ${3 + source.files.length} files:`);
+    await page.getByRole('button', { name: 'Upload', exact: true }).click();
+    const changesName = source.changes!.split('/').at(-1)!;
+    for (const name of [changesName, debs.second!.split('/').at(-1)!]) {
+      const run = page.getByRole('region', { name: `Pipeline of ${name}` });
+      await run.getByRole('heading', { name: /Result:/ }).filter({ hasText: 'published' }).waitFor();
+    }
+    // The source package is in the index with every file it named.
+    const sources = await fetch(`${base}/repo/apt/dists/bookworm/main/source/Sources`);
+    assert.equal(sources.status, 200);
+    const stanza = await sources.text();
+    assert.match(stanza, /^Package: ui-src$/m);
+    for (const file of [source.dsc, ...source.files]) assert.ok(stanza.includes(file.split('/').at(-1)!), `${file} in Sources`);
+    await checkAccessibility('upload-several');
+  });
+
   it('holds a vulnerable package for review; accepting the risk with a justification publishes it', async () => {
     await page.locator('#upload-file').setInputFiles(debs.vulnerable!);
     await page.getByRole('button', { name: 'Upload', exact: true }).click();
@@ -289,6 +315,78 @@ describe('web interface in a real browser', { skip: !existsSync(CHROMIUM) && `no
     await page.getByRole('link', { name: 'ui-clean' }).waitFor();
     await checkAccessibility('packages');
     await shoot('packages');
+
+    // The status filter is the service's: the count is of the matching versions, not of a page.
+    await page.getByLabel('Status').selectOption('accepted_risk');
+    await page.getByText('1 package versions accepted risk').waitFor();
+    assert.equal(await page.getByRole('link', { name: 'ui-vulnerable' }).count(), 1);
+    assert.equal(await page.getByRole('link', { name: 'ui-clean' }).count(), 0);
+    assert.match(page.url(), /status=accepted_risk/);
+  });
+
+  it('creates and edits a private distribution, and reads it with a read token made from a package page', async () => {
+    await nav('Distributions').click();
+    await heading('Distributions').waitFor();
+    const form = page.getByRole('form', { name: 'New distribution' });
+    await form.getByLabel('Codename').fill('ui-private');
+    await form.getByLabel('Description').fill('Team packages');
+    await form.getByLabel(/^Private/).check();
+    await form.getByRole('button', { name: 'Create distribution' }).click();
+    const row = page.getByRole('row').filter({ hasText: 'ui-private' });
+    await row.getByText('Team packages').waitFor();
+    assert.match(await row.innerText(), /private/);
+    await row.getByRole('button', { name: 'Edit ui-private' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByLabel('Description').fill('Team A packages');
+    await checkAccessibility('distribution-edit');
+    await dialog.getByRole('button', { name: 'Save' }).click();
+    await row.getByText('Team A packages').waitFor();
+    assert.equal(await row.getByRole('link', { name: 'SPDX SBOM of ui-private' }).count(), 1);
+    await checkAccessibility('distributions-admin');
+    await shoot('distributions');
+
+    await nav('Upload').click();
+    await page.locator('#upload-file').setInputFiles(debs.secret!);
+    await page.getByLabel('Distribution').selectOption('ui-private');
+    await page.getByRole('button', { name: 'Upload', exact: true }).click();
+    await page.getByRole('heading', { name: /Result:/ }).filter({ hasText: 'published' }).waitFor();
+
+    await page.goto(`${base}/ui/packages/ui-secret`);
+    const install = page.getByRole('region', { name: 'Install' });
+    await install.getByText(/ui-private is private/).waitFor();
+    await install.getByRole('link', { name: 'Create a read token for ui-private' }).click();
+    await heading('API tokens').waitFor();
+    assert.equal(await page.getByLabel(/^ui-private/).isChecked(), true, 'the distribution comes preselected');
+    assert.equal(await page.getByLabel(/^bookworm/).isChecked(), false);
+    await page.getByLabel('Name').fill('team-a-hosts');
+    await page.getByRole('button', { name: 'Create token' }).click();
+    const token = (await page.getByTestId('new-token').innerText()).trim();
+    assert.match(token, /^tg_r_/);
+    await page.getByRole('row').filter({ hasText: 'team-a-hosts' }).getByText('reads ui-private').waitFor();
+    await checkAccessibility('tokens-read');
+
+    const basic = { authorization: `Basic ${Buffer.from(`apt:${token}`).toString('base64')}` };
+    const index = `${base}/repo/apt/dists/ui-private/main/binary-amd64/Packages`;
+    assert.equal((await fetch(index)).status, 401, 'private without a credential');
+    const packages = await fetch(index, { headers: basic });
+    assert.equal(packages.status, 200, 'the read token reads it');
+    const filename = /^Filename: (\S+)$/m.exec(await packages.text())![1]!;
+    assert.equal((await fetch(`${base}/repo/apt/${filename}`, { headers: basic })).status, 200);
+    assert.equal((await fetch(`${base}/auth/me`, { headers: { authorization: `Bearer ${token}` } })).status, 403, 'a read token does not call the API');
+
+    // The download made with it is in the statistics, credited to the token.
+    await nav('Downloads').click();
+    await heading('Downloads').waitFor();
+    const byToken = page.getByRole('region', { name: 'By token' });
+    for (let tries = 0; (await byToken.getByRole('row').filter({ hasText: 'team-a-hosts' }).count()) === 0; tries++) {
+      assert.ok(tries < 20, `the download is not counted: ${await page.locator('main').innerText()}`);
+      await page.waitForTimeout(500);
+      await page.reload();
+      await heading('Downloads').waitFor();
+    }
+    assert.match(await byToken.getByRole('row').filter({ hasText: 'team-a-hosts' }).innerText(), /\bread\b.*\b1$/s);
+    await checkAccessibility('downloads');
+    await shoot('downloads');
   });
 
   it('synchronises an upstream source, previews a package with its dependencies and imports them with progress', async () => {
@@ -371,7 +469,7 @@ describe('web interface in a real browser', { skip: !existsSync(CHROMIUM) && `no
     await page.getByRole('button', { name: 'Log in' }).click();
     await heading('Dashboard').waitFor();
     const links = await page.getByRole('navigation', { name: 'Main' }).getByRole('link').allInnerTexts();
-    assert.deepEqual(links, ['Dashboard', 'Packages', 'Distributions', 'Import']);
+    assert.deepEqual(links, ['Dashboard', 'Packages', 'Distributions', 'Import', 'Downloads']);
     await page.goto(`${base}/ui/upload`);
     await page.getByText('does not give access').waitFor();
     assert.equal(await page.locator('#upload-file').count(), 0);
@@ -386,6 +484,18 @@ describe('web interface in a real browser', { skip: !existsSync(CHROMIUM) && `no
     await page.goto(`${base}/ui/review`);
     await page.getByText('does not give access').waitFor();
     assert.equal(await page.getByRole('button', { name: /Decide/ }).count(), 0);
+    // A private distribution's install commands: told to ask for a read token, not linked to a page it cannot open.
+    await page.goto(`${base}/ui/packages/ui-secret`);
+    await page.getByRole('region', { name: 'Install' }).getByText(/Ask an uploader/).waitFor();
+    await page.goto(`${base}/ui/distributions`);
+    await page.getByRole('row').filter({ hasText: 'ui-private' }).waitFor();
+    assert.equal(await page.getByRole('form', { name: 'New distribution' }).count(), 0);
+    assert.equal(await page.getByRole('button', { name: /^(Edit|Retire) / }).count(), 0);
+    assert.equal(await page.getByRole('link', { name: /SBOM of/ }).count(), 0);
+    await page.goto(`${base}/ui/downloads`);
+    await heading('Downloads').waitFor();
+    await page.getByRole('region', { name: 'By your tokens' }).waitFor();
+    assert.equal(await page.getByRole('row').filter({ hasText: 'team-a-hosts' }).count(), 0, 'a reader sees no one else\'s tokens');
   });
 
   it('asks for the code of an account with MFA, and works by keyboard alone', async () => {

@@ -71,7 +71,7 @@ function Fields({ form, setForm, creating }: { form: DistributionForm; setForm: 
         <legend>Architectures of the index</legend>
         {KNOWN_ARCHITECTURES[form.format].map((arch) => (
           <label key={arch} className="checkbox">
-            <input type="checkbox" checked={form.architectures.includes(arch)} onChange={(e) => toggle(arch, e.target.checked)} /> {arch}
+            <input type="checkbox" checked={form.architectures.includes(arch)} onChange={(e) => toggle(arch, e.target.checked)} /><span>{arch}</span>
           </label>
         ))}
       </fieldset>
@@ -82,7 +82,7 @@ function Fields({ form, setForm, creating }: { form: DistributionForm; setForm: 
         </>
       )}
       <label className="checkbox">
-        <input type="checkbox" checked={form.private} onChange={(e) => setForm({ ...form, private: e.target.checked })} /> Private: reading its files under /repo/ needs an API token or a read token
+        <input type="checkbox" checked={form.private} onChange={(e) => setForm({ ...form, private: e.target.checked })} /><span>Private: reading its files under /repo/ needs an API token or a read token</span>
       </label>
     </>
   );

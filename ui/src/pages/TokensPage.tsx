@@ -81,8 +81,8 @@ export function TokensPage() {
         <input id="tk-name" required maxLength={100} value={form.name} onChange={(e) => setForm({ ...form, name: e.target.value })} />
         <fieldset>
           <legend>Kind</legend>
-          <label className="radio"><input type="radio" name="tk-kind" checked={form.kind === 'api'} onChange={() => setForm({ ...form, kind: 'api' })} /> API token: calls the API with a role</label>
-          <label className="radio"><input type="radio" name="tk-kind" checked={form.kind === 'read'} onChange={() => setForm({ ...form, kind: 'read' })} /> Read token (<code>tg_r_</code>): apt or dnf reads the chosen distributions, nothing else</label>
+          <label className="radio"><input type="radio" name="tk-kind" checked={form.kind === 'api'} onChange={() => setForm({ ...form, kind: 'api' })} /><span>API token: calls the API with a role</span></label>
+          <label className="radio"><input type="radio" name="tk-kind" checked={form.kind === 'read'} onChange={() => setForm({ ...form, kind: 'read' })} /><span>Read token (<code>tg_r_</code>): apt or dnf reads the chosen distributions, nothing else</span></label>
         </fieldset>
         {form.kind === 'api' ? (
           <>
