@@ -9,7 +9,6 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { Redis } from 'ioredis';
 import type { AppContext } from '../services/context.js';
 import { installAuth } from './auth-hook.js';
 import { clientErrorAnswer, frameworkErrorAnswer, installErrorHandlers, tooManyRequests } from './errors.js';
@@ -41,7 +40,8 @@ function installMetrics(app: FastifyInstance, ctx: AppContext): void {
 }
 
 async function installRateLimits(app: FastifyInstance, ctx: AppContext): Promise<void> {
-  const redis = ctx.config.redisUrl ? new Redis(ctx.config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false }) : undefined;
+  // ioredis is loaded only when Redis is configured: a single replica never needs its code in memory.
+  const redis = ctx.config.redisUrl ? new (await import('ioredis')).Redis(ctx.config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false }) : undefined;
   if (redis) ctx.closers.push(async () => void redis.disconnect());
   await app.register(rateLimit, {
     global: false,

@@ -5,7 +5,11 @@
  */
 import { isIP } from 'node:net';
 import { connect as tlsConnect, rootCertificates, type ConnectionOptions, type TLSSocket } from 'node:tls';
-import { Client, InvalidCredentialsError, SizeLimitExceededError, type Entry } from 'ldapts';
+import type { Client, Entry } from 'ldapts';
+
+/** ldapts, loaded at the first directory login or check: a service without LDAP never holds it. */
+type Ldapts = typeof import('ldapts');
+const loadLdapts = (): Promise<Ldapts> => import('ldapts');
 import { readConfinedFile } from '../storage/confined-file.js';
 import { escapeFilterValue } from './names.js';
 
@@ -72,9 +76,10 @@ export async function authenticateLdap(config: LdapConfig, username: string, pas
     // Logged by the caller, never answered to the user: the precise reason may stay.
     return fail('ldap_misconfigured', `${CA_BUNDLE_UNREADABLE} (${message(err)})`);
   }
-  const service = newClient(config, tls, timeoutMs);
+  const ldap = await loadLdapts();
+  const service = newClient(ldap, config, tls, timeoutMs);
   try {
-    const ready = await openAsService(service, config, tls);
+    const ready = await openAsService(ldap, service, config, tls);
     if (!ready.ok) return ready;
 
     const value = escapeFilterValue(username);
@@ -87,7 +92,7 @@ export async function authenticateLdap(config: LdapConfig, username: string, pas
         sizeLimit: 2,
       }));
     } catch (err) {
-      if (err instanceof SizeLimitExceededError) return fail('ambiguous_user', `more than one directory entry is named ${username}`);
+      if (err instanceof ldap.SizeLimitExceededError) return fail('ambiguous_user', `more than one directory entry is named ${username}`);
       return fail('ldap_unavailable', `user search failed: ${message(err)}`);
     }
     if (entries.length === 0) return fail('user_not_found', `no directory entry for ${username}`);
@@ -95,12 +100,12 @@ export async function authenticateLdap(config: LdapConfig, username: string, pas
     const user = entries[0] as Entry;
 
     // A separate connection, so the service connection keeps its rights for the group search.
-    const proof = newClient(config, tls, timeoutMs);
+    const proof = newClient(ldap, config, tls, timeoutMs);
     try {
       if (useStartTls(config)) await proof.startTLS(startTlsOptions(config, tls));
       await proof.bind(user.dn, password);
     } catch (err) {
-      if (err instanceof InvalidCredentialsError) return fail('bad_credentials', `wrong password for ${user.dn}`);
+      if (err instanceof ldap.InvalidCredentialsError) return fail('bad_credentials', `wrong password for ${user.dn}`);
       return fail('ldap_unavailable', `user bind failed: ${message(err)}`);
     } finally {
       await proof.unbind().catch(() => undefined);
@@ -125,9 +130,10 @@ export async function testLdapConnection(config: LdapConfig, options: LdapOption
     // Answered to the admin: one message, so it cannot tell which files exist.
     return { ok: false, detail: CA_BUNDLE_UNREADABLE };
   }
-  const client = newClient(config, tls, options.timeoutMs ?? 5000);
+  const ldap = await loadLdapts();
+  const client = newClient(ldap, config, tls, options.timeoutMs ?? 5000);
   try {
-    const ready = await openAsService(client, config, tls);
+    const ready = await openAsService(ldap, client, config, tls);
     if (!ready.ok) return { ok: false, detail: ready.detail };
     try {
       await client.search(config.ldap_base_dn, { scope: 'base', attributes: ['1.1'] });
@@ -141,8 +147,8 @@ export async function testLdapConnection(config: LdapConfig, options: LdapOption
   }
 }
 
-function newClient(config: LdapConfig, tls: ConnectionOptions, timeoutMs: number): Client {
-  return new Client({
+function newClient(ldap: Ldapts, config: LdapConfig, tls: ConnectionOptions, timeoutMs: number): Client {
+  return new ldap.Client({
     url: config.ldap_url,
     timeout: timeoutMs,
     connectTimeout: timeoutMs,
@@ -190,7 +196,7 @@ async function tlsOptions(config: LdapConfig, ldapOptions: LdapOptions): Promise
   return options;
 }
 
-async function openAsService(client: Client, config: LdapConfig, tls: ConnectionOptions): Promise<{ ok: true } | Extract<LdapAuthResult, { ok: false }>> {
+async function openAsService(ldap: Ldapts, client: Client, config: LdapConfig, tls: ConnectionOptions): Promise<{ ok: true } | Extract<LdapAuthResult, { ok: false }>> {
   try {
     if (useStartTls(config)) await client.startTLS(startTlsOptions(config, tls));
   } catch (err) {
@@ -202,7 +208,7 @@ async function openAsService(client: Client, config: LdapConfig, tls: Connection
     await client.bind(config.ldap_bind_dn, config.ldap_bind_password);
     return { ok: true };
   } catch (err) {
-    if (err instanceof InvalidCredentialsError) return fail('service_bind_failed', `the directory refused the bind DN ${config.ldap_bind_dn}`);
+    if (err instanceof ldap.InvalidCredentialsError) return fail('service_bind_failed', `the directory refused the bind DN ${config.ldap_bind_dn}`);
     return fail('ldap_unavailable', `cannot bind to ${config.ldap_url}: ${message(err)}`);
   }
 }

@@ -2,7 +2,8 @@
  * Outgoing e-mail over SMTP with nodemailer. Every network wait is bounded so a
  * silent server cannot hang a request; failures become DomainErrors with a stable code.
  */
-import { createTransport } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
+import type SMTPTransport from 'nodemailer/lib/smtp-transport/index.js';
 import { DomainError } from '../../domain/errors.js';
 
 /** One message; `to` holds bare addresses. */
@@ -55,7 +56,7 @@ export function createSmtpMailer(settings: SmtpSettings, options: SmtpMailerOpti
   const timeoutMs = options.timeoutMs ?? 10_000;
   const user = settings.smtp_user?.trim();
 
-  const transport = createTransport({
+  const transportOptions: SMTPTransport.Options = {
     host,
     port,
     // none: plain text, never upgrade; starttls: refuse to continue without the upgrade; tls: TLS from the first byte.
@@ -73,7 +74,10 @@ export function createSmtpMailer(settings: SmtpSettings, options: SmtpMailerOpti
     // Messages are built from our own text only; never let content pull in files or URLs.
     disableFileAccess: true,
     disableUrlAccess: true,
-  });
+  };
+  // nodemailer is loaded at the first message or check, not at start-up: most services never send e-mail.
+  let transport: Transporter<SMTPTransport.SentMessageInfo> | undefined;
+  const transporter = async () => (transport ??= (await import('nodemailer')).createTransport(transportOptions));
   const where = `${host}:${port} (${mode})`;
 
   return {
@@ -82,8 +86,9 @@ export function createSmtpMailer(settings: SmtpSettings, options: SmtpMailerOpti
       if (to.length === 0) throw new DomainError('invalid', 'smtp_no_recipients', 'no e-mail recipient given');
       const bad = to.find((address) => !ADDRESS.test(address));
       if (bad !== undefined) throw new DomainError('invalid', 'smtp_bad_recipient', `not an e-mail address: ${bad.slice(0, 100)}`);
+      const smtp = await transporter();
       try {
-        await transport.sendMail({
+        await smtp.sendMail({
           from,
           to,
           subject: message.subject.replace(/[\r\n]+/g, ' '),
@@ -95,8 +100,9 @@ export function createSmtpMailer(settings: SmtpSettings, options: SmtpMailerOpti
       }
     },
     async verify(): Promise<void> {
+      const smtp = await transporter();
       try {
-        await transport.verify();
+        await smtp.verify();
       } catch (err) {
         throw toDomainError(err, where);
       }
