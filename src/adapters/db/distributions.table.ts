@@ -92,7 +92,8 @@ export async function indexEntriesPage(db: Db, codename: string, after: { seq: n
     .where('status', 'in', INDEXED_STATUSES);
   if (after) {
     const { seq, id } = after;
-    q = q.where((eb) => eb.or([eb('seq', '>', seq), eb.and([eb('seq', '=', seq), eb('id', '>', id)])]));
+    // `seq >= ?` on its own lets both databases start the page as a range of packages_dist_seq.
+    q = q.where('seq', '>=', seq).where((eb) => eb.or([eb('seq', '>', seq), eb('id', '>', id)]));
   }
   return q.orderBy('seq').orderBy('id').limit(limit).execute();
 }

@@ -19,6 +19,7 @@ import * as m0010 from './migrations/0010-distribution-definitions.js';
 import * as m0011 from './migrations/0011-read-tokens.js';
 import * as m0012 from './migrations/0012-token-download-totals.js';
 import * as m0013 from './migrations/0013-deferred-file-lists.js';
+import * as m0014 from './migrations/0014-index-order.js';
 
 export type Db = Kysely<Database>;
 export type DbDialect = 'sqlite' | 'postgres';
@@ -44,6 +45,7 @@ const migrations: Record<string, Migration> = {
   '0011-read-tokens': m0011,
   '0012-token-download-totals': m0012,
   '0013-deferred-file-lists': m0013,
+  '0014-index-order': m0014,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -192,21 +192,37 @@ export class HashTap extends Transform {
  */
 class XzTailTap extends Transform {
   readonly prefix = Digests.empty();
-  private pending = Buffer.alloc(0);
+  /**
+   * The chunks not hashed yet, at least the last `window` bytes once that many have passed. Kept
+   * as they came (they are the same buffers the file receives): joining them at every chunk copied
+   * up to two windows per 64 KiB chunk, ~250 MB of short-lived buffers for a 10 MB Packages.xz.
+   */
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+  private head = Buffer.alloc(0);
   flags: Buffer | null = null;
   total = 0;
 
-  constructor(private readonly window = 1 << 20) {
+  /**
+   * 256 KiB: the xz index takes a few bytes per block of ~768 KiB (xz -T0 at -0), so it fits in
+   * the window up to tens of GB of Packages; each index being written holds this much.
+   */
+  constructor(private readonly window = 1 << 18) {
     super();
   }
 
   override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
-    if (!this.flags && this.total + chunk.length >= 8) this.flags = Buffer.concat([this.pending, chunk]).subarray(6, 8);
+    if (!this.flags) {
+      this.head = Buffer.concat([this.head, chunk.subarray(0, 8 - this.head.length)]);
+      if (this.head.length >= 8) this.flags = this.head.subarray(6, 8);
+    }
     this.total += chunk.length;
-    this.pending = Buffer.concat([this.pending, chunk]);
-    if (this.pending.length > 2 * this.window) {
-      this.prefix.updateSync(this.pending.subarray(0, this.pending.length - this.window));
-      this.pending = Buffer.from(this.pending.subarray(this.pending.length - this.window));
+    this.pending.push(chunk);
+    this.pendingBytes += chunk.length;
+    while (this.pendingBytes - this.pending[0]!.length >= this.window) {
+      const first = this.pending.shift()!;
+      this.prefix.updateSync(first);
+      this.pendingBytes -= first.length;
     }
     done(null, chunk);
   }
@@ -214,11 +230,13 @@ class XzTailTap extends Transform {
   /** After the end: the layout, the prefix hash state, and the bytes after the prefix. */
   finish(): { xz: NonNullable<VariantState['xz']>; prefix: Digests; tail: Buffer } {
     if (!this.flags) throw new DomainError('unavailable', 'xz_failed', 'xz produced no stream');
-    const layout = parseXzTail(this.pending, this.total, this.flags);
-    const hashed = this.total - this.pending.length;
+    const pending = Buffer.concat(this.pending);
+    this.pending = [];
+    const layout = parseXzTail(pending, this.total, this.flags);
+    const hashed = this.total - pending.length;
     const keep = layout.indexOffset - hashed;
-    this.prefix.updateSync(this.pending.subarray(0, keep));
-    return { xz: { blocks: layout.blocks, flags: layout.flags, indexOffset: layout.indexOffset }, prefix: this.prefix, tail: this.pending.subarray(keep) };
+    this.prefix.updateSync(pending.subarray(0, keep));
+    return { xz: { blocks: layout.blocks, flags: layout.flags, indexOffset: layout.indexOffset }, prefix: this.prefix, tail: pending.subarray(keep) };
   }
 }
 

@@ -37,7 +37,12 @@ function addSeq(f: Fingerprint, seq: number): Fingerprint {
   return f;
 }
 
-const BATCH = 2000;
+/**
+ * Rows per page of a full publish. Pages are index range reads (migration 0014), so small ones
+ * cost little; large ones survive long enough to grow V8's young generation (2,000 rows: peak RSS
+ * ~60 MB higher at 50,000 packages).
+ */
+const BATCH = 500;
 
 /**
  * A distribution's index entries in index order, read in keyset-paginated batches. Each batch is
