@@ -8,8 +8,8 @@
 import assert from 'node:assert/strict';
 import { execFile, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, readdir } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { mkdir, readdir, readFile } from 'node:fs/promises';
+import { basename, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { generate } from 'otplib';
@@ -241,15 +241,21 @@ describe('web interface in a real browser', { skip: !existsSync(CHROMIUM) && `no
     await shoot('upload');
   });
 
-  it('uploads a set of files: a source package (.changes with the files it names) and a .deb, each with its own steps', async () => {
+  it('uploads a set of files dropped together: a source package (.changes with the files it names) and a .deb, each with its own steps', async () => {
     assert.ok(source.changes);
-    await page.locator('#upload-file').setInputFiles([debs.second!, source.changes!, source.dsc, ...source.files]);
+    // Dropped, as a file manager's selection would be: the files' bytes in a DataTransfer.
+    const set = await Promise.all([debs.second!, source.changes!, source.dsc, ...source.files].map(async (path) => ({ name: basename(path), data: (await readFile(path)).toString('base64') })));
+    const transfer = await page.evaluateHandle((files) => {
+      const dt = new DataTransfer();
+      for (const f of files) dt.items.add(new File([Uint8Array.from(atob(f.data), (c) => c.charCodeAt(0))], f.name));
+      return dt;
+    }, set);
+    await page.locator('.dropzone').dispatchEvent('drop', { dataTransfer: transfer });
     const plan = page.getByText(/^2 uploads of \d+ files:/);
     await plan.waitFor();
     assert.equal(await plan.innerText(), `2 uploads of ${3 + source.files.length} files:`);
     await page.getByRole('button', { name: 'Upload', exact: true }).click();
-    const changesName = source.changes!.split('/').at(-1)!;
-    for (const name of [changesName, debs.second!.split('/').at(-1)!]) {
+    for (const name of [basename(source.changes!), basename(debs.second!)]) {
       const run = page.getByRole('region', { name: `Pipeline of ${name}` });
       await run.getByRole('heading', { name: /Result:/ }).filter({ hasText: 'published' }).waitFor();
     }
@@ -258,7 +264,7 @@ describe('web interface in a real browser', { skip: !existsSync(CHROMIUM) && `no
     assert.equal(sources.status, 200);
     const stanza = await sources.text();
     assert.match(stanza, /^Package: ui-src$/m);
-    for (const file of [source.dsc, ...source.files]) assert.ok(stanza.includes(file.split('/').at(-1)!), `${file} in Sources`);
+    for (const file of [source.dsc, ...source.files]) assert.ok(stanza.includes(basename(file)), `${file} in Sources`);
     await checkAccessibility('upload-several');
   });
 
@@ -342,7 +348,17 @@ describe('web interface in a real browser', { skip: !existsSync(CHROMIUM) && `no
     await dialog.getByRole('button', { name: 'Save' }).click();
     await row.getByText('Team A packages').waitFor();
     assert.equal(await row.getByRole('link', { name: 'SPDX SBOM of ui-private' }).count(), 1);
+    // The export links work with the session alone, and the documents name the packages published.
+    for (const [format, field] of [['CycloneDX', 'bomFormat'], ['SPDX', 'spdxVersion']] as const) {
+      const href = await page.getByRole('link', { name: `${format} SBOM of bookworm` }).getAttribute('href');
+      const sbom = await page.request.get(`${base}${href}`);
+      assert.equal(sbom.status(), 200, `${href}: ${await sbom.text()}`);
+      const text = await sbom.text();
+      assert.ok(field in JSON.parse(text), `${format}: ${text.slice(0, 200)}`);
+      assert.match(text, /ui-clean/);
+    }
     await checkAccessibility('distributions-admin');
+    await page.evaluate(() => window.scrollTo(0, 0));
     await shoot('distributions');
 
     await nav('Upload').click();
