@@ -2,6 +2,7 @@ import { useState, type FormEvent } from 'react';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { api, enc, query } from '../api';
 import { ErrorNotice, Loading, when } from '../components/bits';
+import { useEnterprise } from '../edition';
 import { can } from '../permissions';
 import { useSession } from '../session';
 import type { Distribution } from '../types';
@@ -104,6 +105,9 @@ export function DistributionsPage() {
   const { session } = useSession();
   const distributions = useDistributions();
   const admin = can(session, 'manage_distributions');
+  // SBOMs are Enterprise's: on Community the column says so instead of linking to a 402.
+  const enterprise = useEnterprise();
+  const sbom = can(session, 'sbom') && enterprise !== undefined;
   return (
     <>
       <h1>Distributions</h1>
@@ -114,7 +118,7 @@ export function DistributionsPage() {
             <tr>
               <th scope="col">Codename</th><th scope="col">Description</th><th scope="col">Format</th><th scope="col">Architectures</th><th scope="col">Components</th><th scope="col">Access</th>
               <th scope="col" className="num">Packages</th><th scope="col">Index published</th>
-              {can(session, 'sbom') && <th scope="col">SBOM</th>}
+              {sbom && <th scope="col">SBOM</th>}
               {admin && <th scope="col"><span className="visually-hidden">Actions</span></th>}
             </tr>
           </thead>
@@ -124,7 +128,7 @@ export function DistributionsPage() {
                 <td>{d.codename}</td><td>{d.description}</td><td>{d.format}</td><td>{d.index_architectures.join(', ')}</td><td>{d.components.join(', ') || '–'}</td>
                 <td>{d.private ? 'private' : 'public'}</td>
                 <td className="num">{d.package_count}</td><td>{when(d.published_at)}{d.up_to_date ? '' : ' (rebuild pending)'}</td>
-                {can(session, 'sbom') && <td><SbomLinks codename={d.codename} /></td>}
+                {sbom && <td>{enterprise ? <SbomLinks codename={d.codename} /> : <span className="muted">Enterprise edition</span>}</td>}
                 {admin && <td><AdminActions distribution={d} /></td>}
               </tr>
             ))}

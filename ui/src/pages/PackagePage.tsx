@@ -2,6 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate, useParams } from 'react-router';
 import { api, enc, query } from '../api';
 import { bytes, CopyButton, ErrorNotice, KevBadge, label, Loading, percent, SeverityBadge, StatusBadge, when } from '../components/bits';
+import { useEnterprise } from '../edition';
 import { can } from '../permissions';
 import { useSession } from '../session';
 import type { ArtifactDetail, AuditEntry, Page, PackageVersion } from '../types';
@@ -106,6 +107,9 @@ export function PackagePage() {
   const { session } = useSession();
   const navigate = useNavigate();
   const detail = useQuery({ queryKey: ['artifact', name], queryFn: () => api<ArtifactDetail>('GET', `/artifacts/${enc(name)}`) });
+  // SBOMs are Enterprise's (402 on Community): linked only there.
+  const enterprise = useEnterprise();
+  const sbom = can(session, 'sbom') && enterprise === true;
   if (detail.isPending) return <Loading what={name} />;
   if (detail.error) return <ErrorNotice error={detail.error} />;
   const a = detail.data;
@@ -116,14 +120,14 @@ export function PackagePage() {
         <h2 id="versions">Versions</h2>
         <table>
           <thead>
-            <tr><th scope="col">Version</th><th scope="col">Arch</th><th scope="col">Distribution</th><th scope="col">Status</th><th scope="col">Size</th><th scope="col">Uploaded</th>{can(session, 'sbom') && <th scope="col">SBOM</th>}{can(session, 'delete') && <th scope="col"><span className="visually-hidden">Actions</span></th>}</tr>
+            <tr><th scope="col">Version</th><th scope="col">Arch</th><th scope="col">Distribution</th><th scope="col">Status</th><th scope="col">Size</th><th scope="col">Uploaded</th>{sbom && <th scope="col">SBOM</th>}{can(session, 'delete') && <th scope="col"><span className="visually-hidden">Actions</span></th>}</tr>
           </thead>
           <tbody>
             {a.versions.map((v) => (
               <tr key={v.id}>
                 <td>{v.version}</td><td>{v.arch}</td><td>{v.distribution}</td><td><StatusBadge status={v.status} /></td><td>{bytes(v.size)}</td>
                 <td>{when(v.uploaded_at)}{v.uploaded_by ? ` by ${v.uploaded_by}` : ''}</td>
-                {can(session, 'sbom') && (
+                {sbom && (
                   <td><a href={`/sbom/${enc(v.name)}/${enc(v.version)}${query({ format: 'cyclonedx', arch: v.arch, distribution: v.distribution })}`} download>CycloneDX</a></td>
                 )}
                 {can(session, 'delete') && <td><VersionActions version={v} onDeleted={() => { if (a.versions.length === 1) void navigate('/packages'); }} /></td>}

@@ -34,6 +34,7 @@ function fakeService(role: Role, answer: Answer = () => undefined) {
     const own = answer(call);
     if (own) return own;
     if (url === '/distributions/') return Response.json(DISTRIBUTIONS);
+    if (url === '/health') return Response.json({ status: 'ok', edition: 'enterprise' });
     return Response.json({ detail: `no fake for ${url}`, code: 'not_found' }, { status: 404 });
   }));
   return calls;
@@ -229,6 +230,14 @@ describe('distributions page', () => {
     show('/distributions', routes);
     const readerRow = await screen.findByRole('row', { name: /^team-a/ });
     expect(within(readerRow).queryByRole('link')).toBeNull();
+  });
+
+  it('says SBOMs are Enterprise\'s on Community rather than linking to a 402', async () => {
+    fakeService('admin', ({ url }) => (url === '/health' ? Response.json({ status: 'ok', edition: 'community' }) : undefined));
+    show('/distributions', routes);
+    const row = await screen.findByRole('row', { name: /^team-a/ });
+    await within(row).findByText('Enterprise edition');
+    expect(within(row).queryByRole('link')).toBeNull();
   });
 
   it('sends no components for an RPM distribution and neither codename nor format in a change', () => {
