@@ -68,6 +68,10 @@ async function main(): Promise<void> {
       }),
     );
     const seconds = (performance.now() - started) / 1000;
+    // How many publishes the uploads took, and how long one took (the service's own histogram).
+    const metrics = await (await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${token}` } })).text();
+    const series = (name: string, mode: string) => Number(new RegExp(`^tollgate_publish_duration_seconds_${name}\\{format="deb",mode="${mode}"\\} (\\S+)`, 'm').exec(metrics)?.[1] ?? 0);
+    const publishes = ['append', 'full'].map((mode) => `${series('count', mode)} ${mode} (mean ${((1000 * series('sum', mode)) / Math.max(1, series('count', mode))).toFixed(1)} ms)`).join(', ');
 
     // Count what the signed index lists: InRelease must verify, Packages must match its hash.
     const keyring = join(work, 'upload-key.gpg');
@@ -111,6 +115,7 @@ async function main(): Promise<void> {
       ['metric', 'value'],
       ['packages uploaded', `${COUNT} by ${CLIENTS} concurrent clients`],
       ['throughput', `${(COUNT / seconds).toFixed(1)} packages/s (${seconds.toFixed(1)} s)`],
+      ['index publishes during the uploads', publishes],
       ['uploads not answered 201 published', String(failed)],
       ['missing from the signed index', String(missing)],
       ['one more upload until in the signed index', formatMs(oneMs)],
