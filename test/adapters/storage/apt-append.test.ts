@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -42,6 +42,26 @@ describe('appending to a published APT index', () => {
       assert.match(release, new RegExp(`^ ${sha256(bytes)} +${bytes.length} main/binary-amd64/${name.replace('.', '\\.')}$`, 'm'), name);
       assert.ok((await readFile(join(dir, 'by-hash', 'SHA256', sha256(bytes)))).equals(bytes), `by-hash object of ${name}`);
     }
+  });
+
+  it('appends to a Packages.xz larger than the tail the full write keeps of it', async () => {
+    // ~2 MB of barely compressible text: the .xz (over 1 MB, several blocks) arrives in many
+    // chunks, so the writer hashes all but its last 256 KiB as it goes and finds the xz index there.
+    const big = (i: number) => `${stanza(i)} ${randomBytes(500).toString('hex')}\n`;
+    const stanzas = Array.from({ length: 2000 }, (_, i) => big(100 + i));
+    const opts = (list: string[]) => options(list, { codename: 'bionic' });
+    const full = await publishAptDistribution(opts(stanzas));
+    const dir = join(tmp.dir, 'apt', 'dists', 'bionic', 'main', 'binary-amd64');
+    assert.ok((await readFile(join(dir, 'Packages.xz'))).length > 1 << 20, 'the .xz is larger than the kept tail');
+    const extra = big(5000);
+    const added = await appendAptDistribution({ ...opts([extra]), previous: full.state });
+    assert.equal(added?.mode, 'append');
+    const plain = await readFile(join(dir, 'Packages'));
+    assert.equal(plain.toString(), [...stanzas, extra].map((t) => `${t}\n`).join(''));
+    assert.ok(execFileSync('xz', ['-dc', join(dir, 'Packages.xz')], { maxBuffer: 64 << 20 }).equals(plain));
+    const xz = await readFile(join(dir, 'Packages.xz'));
+    const release = await readFile(join(tmp.dir, 'apt', 'dists', 'bionic', 'Release'), 'utf8');
+    assert.match(release, new RegExp(`^ ${sha256(xz)} +${xz.length} main/binary-amd64/Packages\\.xz$`, 'm'));
   });
 
   it('stops appending after maxAppends so the next publish recompresses everything', async () => {
