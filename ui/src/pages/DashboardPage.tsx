@@ -2,6 +2,7 @@ import { useQuery } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import { api } from '../api';
 import { ErrorNotice, KevBadge, label, Loading, percent, SeverityBadge, StatusBadge, when } from '../components/bits';
+import { DayBars } from '../components/DayBars';
 import { can } from '../permissions';
 import { useSession } from '../session';
 import { SEVERITIES, type AuditEntry, type Page, type QueueItem, type Severity } from '../types';
@@ -17,23 +18,6 @@ interface History {
   history: Array<{ day: string; uploads: number; publications: number }>;
 }
 
-/** Uploads per day as bars; a table says the same for screen readers. */
-function UploadsChart({ history }: { history: History['history'] }) {
-  const max = Math.max(1, ...history.map((d) => d.uploads));
-  const width = 14;
-  const height = 80;
-  return (
-    <figure className="chart">
-      <svg viewBox={`0 0 ${history.length * width} ${height + 2}`} role="img" aria-label={`Uploads per day over the last ${history.length} days`} preserveAspectRatio="none">
-        {history.map((d, i) => {
-          const h = Math.round((d.uploads / max) * height);
-          return <rect key={d.day} x={i * width + 2} y={height - h} width={width - 4} height={Math.max(h, 1)} className={d.uploads ? 'bar' : 'bar empty'}><title>{`${d.day}: ${d.uploads}`}</title></rect>;
-        })}
-      </svg>
-      <figcaption className="muted">Uploads per day, {history[0]?.day} to {history.at(-1)?.day}: {history.reduce((s, d) => s + d.uploads, 0)} in all</figcaption>
-    </figure>
-  );
-}
 
 /** The riskiest packages awaiting review (KEV, then EPSS, then CVSS), for roles that see the queue. */
 function PendingReviews() {
@@ -86,7 +70,7 @@ export function DashboardPage() {
         </section>
         <section aria-labelledby="uploads">
           <h2 id="uploads">Uploads</h2>
-          {history.data ? <UploadsChart history={history.data.history} /> : <ErrorNotice error={history.error} />}
+          {history.data ? <DayBars days={history.data.history.map((d) => ({ day: d.day, count: d.uploads }))} what="Uploads" caption={`${history.data.history.reduce((sum, d) => sum + d.uploads, 0)} in all`} /> : <ErrorNotice error={history.error} />}
         </section>
       </div>
       {can(session, 'review_queue') && s.pending_reviews > 0 && (

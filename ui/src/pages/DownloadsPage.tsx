@@ -2,6 +2,7 @@ import { useQuery, keepPreviousData } from '@tanstack/react-query';
 import { Link, useSearchParams } from 'react-router';
 import { api, query } from '../api';
 import { ErrorNotice, Loading } from '../components/bits';
+import { DayBars } from '../components/DayBars';
 import { useSession } from '../session';
 
 interface TokenDownloads {
@@ -26,23 +27,6 @@ export interface DownloadStats {
 
 const WINDOWS = [7, 30, 90] as const;
 
-/** Downloads per day as bars; the figure's caption and the tables say the same in text. */
-function DownloadsChart({ days }: { days: DownloadStats['by_day'] }) {
-  const max = Math.max(1, ...days.map((d) => d.downloads));
-  const width = 14;
-  const height = 80;
-  return (
-    <figure className="chart">
-      <svg viewBox={`0 0 ${days.length * width} ${height + 2}`} role="img" aria-label={`Downloads per day over the last ${days.length} days`} preserveAspectRatio="none">
-        {days.map((d, i) => {
-          const h = Math.round((d.downloads / max) * height);
-          return <rect key={d.day} x={i * width + 2} y={height - h} width={width - 4} height={Math.max(h, 1)} className={d.downloads ? 'bar' : 'bar empty'}><title>{`${d.day}: ${d.downloads}`}</title></rect>;
-        })}
-      </svg>
-      <figcaption className="muted">Downloads per day, {days[0]?.day} to {days.at(-1)?.day}</figcaption>
-    </figure>
-  );
-}
 
 /**
  * GET /downloads/stats: package files fetched from /repo/ (and read from proxy logs) over 7, 30
@@ -77,7 +61,7 @@ export function DownloadsPage() {
             <div className="card"><span className="number" data-testid="downloads-total">{stats.data.total}</span><span>downloads</span></div>
             <div className="card"><span className="number">{stats.data.distinct_packages}</span><span>packages downloaded</span></div>
           </section>
-          <DownloadsChart days={stats.data.by_day} />
+          <DayBars days={stats.data.by_day.map((d) => ({ day: d.day, count: d.downloads }))} what="Downloads" />
           <div className="columns">
             <section aria-labelledby="dl-packages">
               <h2 id="dl-packages">Most downloaded</h2>
