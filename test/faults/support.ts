@@ -98,9 +98,14 @@ export async function uploadFile(base: string, token: string, path: string, dist
   return { status: res.status, body: JSON.parse(text) as Record<string, unknown>, text };
 }
 
-/** Waits until every distribution reports its index up to date (start-up republishes stale ones). */
+/**
+ * Waits until every distribution reports its index up to date (start-up republishes stale ones)
+ * and no .deb payload is left to read (each one read re-publishes its distribution's Contents).
+ */
 export async function waitUpToDate(base: string, token: string, timeoutMs = 60_000): Promise<void> {
   await waitFor(async () => {
+    const metrics = await (await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${token}` } })).text();
+    if (/^tollgate_deb_payloads_pending (\d+)/m.exec(metrics)?.[1] !== '0') return false;
     const list = (await call(base, token, 'GET', '/distributions')).body as unknown as Array<{ up_to_date: boolean }>;
     return Array.isArray(list) && list.every((d) => d.up_to_date);
   }, 'every distribution up to date', timeoutMs);

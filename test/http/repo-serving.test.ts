@@ -61,6 +61,9 @@ describe('GET /repo/: the published tree, read-only', () => {
       const res = await t.app.inject({ method: 'POST', url: '/upload', headers: { ...bearer(admin), ...form.headers }, payload: form.payload });
       assert.equal(res.statusCode, 201, res.body);
     }
+    // The .debs' payloads are read behind their uploads, and their Contents lines re-sign the
+    // index: wait, so that the conditional-request tests see one InRelease throughout.
+    await t.ctx.repo.fileLists.idle();
     const rows = await t.ctx.db.selectFrom('packages').select(['name', 'pool_path']).execute();
     const poolOf = (name: string) => rows.find((r) => r.name === name)!.pool_path;
     debPool = poolOf('served');
