@@ -26,6 +26,7 @@ import { debCorpus, type Corpus } from './lib/deb-corpus.js';
 import { runMeasured, runQuiet } from './lib/proc.js';
 import { textTable } from './lib/table.js';
 import { formatMiB, formatMs, median } from './lib/timing.js';
+import { throwawayGpgHome } from './lib/gpg-home.js';
 
 const run = promisify(execFile);
 const root = new URL('..', import.meta.url).pathname;
@@ -63,15 +64,7 @@ async function ours(corpus: Corpus, count: number, layout = '1x1'): Promise<Side
   return { fullMs: Math.min(...r.full), addOneMs: median(r.add), peakRssBytes: r.peakRssBytes, note: `${r.algorithm}; adds ${r.add.map((x) => x.toFixed(0)).join('/')} ms` };
 }
 
-async function gpgHome(): Promise<{ env: NodeJS.ProcessEnv; keyId: string }> {
-  const home = join(work, 'gnupg');
-  await rm(home, { recursive: true, force: true });
-  await mkdir(home, { recursive: true, mode: 0o700 });
-  const env = { ...process.env, GNUPGHOME: home };
-  await run('gpg', ['--batch', '--passphrase', '', '--quick-gen-key', 'Bench <bench@example.org>', 'rsa4096', 'sign', 'never'], { env });
-  const listing = (await run('gpg', ['--batch', '--with-colons', '--list-secret-keys'], { env })).stdout;
-  return { env, keyId: /^fpr:+([0-9A-F]{40}):/m.exec(listing)![1]! };
-}
+const gpgHome = () => throwawayGpgHome(join(work, 'gnupg'));
 
 /** apt-ftparchive's pipeline for one publish; `db` keeps its per-file cache between runs. */
 async function ftparchivePublish(repoRoot: string, gpg: { env: NodeJS.ProcessEnv }, db: string | null): Promise<{ ms: number; rss: number }> {

@@ -21,6 +21,7 @@ import { textTable } from './lib/table.js';
 import { formatMs } from './lib/timing.js';
 import { freePort } from '../harness/net.js';
 import { loginAsInitialAdmin, spawnService, waitUntilReady } from '../harness/service.js';
+import { throwawayGpgHome } from './lib/gpg-home.js';
 
 const run = promisify(execFile);
 const root = new URL('..', import.meta.url).pathname;
@@ -93,12 +94,7 @@ async function main(): Promise<void> {
     if (!ok || !after.includes(`Package: ${extra.name}\n`)) throw new Error('the extra package is not in the index after its 201');
 
     // aptly on a repository of the same packages: one more file, then publish update.
-    const gnupg = join(work, 'gnupg-upload');
-    await rm(gnupg, { recursive: true, force: true });
-    await mkdir(gnupg, { recursive: true, mode: 0o700 });
-    const env = { ...process.env, GNUPGHOME: gnupg };
-    await run('gpg', ['--batch', '--passphrase', '', '--quick-gen-key', 'Bench <bench@example.org>', 'rsa4096', 'sign', 'never'], { env });
-    const keyId = /^fpr:+([0-9A-F]{40}):/m.exec((await run('gpg', ['--batch', '--with-colons', '--list-secret-keys'], { env })).stdout)![1]!;
+    const { env, keyId } = await throwawayGpgHome(join(work, 'gnupg-upload'));
     const config = join(work, 'aptly-upload.conf');
     const rootDir = join(work, 'aptly-upload');
     await rm(rootDir, { recursive: true, force: true });

@@ -21,6 +21,7 @@ import { loginAsInitialAdmin, waitUntilReady } from '../harness/service.js';
 import { buildService, rssOf, spawnCompiledService } from './lib/compiled-service.js';
 import { runMeasured } from './lib/proc.js';
 import { textTable } from './lib/table.js';
+import { throwawayGpgHome } from './lib/gpg-home.js';
 
 const run = promisify(execFile);
 const root = new URL('..', import.meta.url).pathname;
@@ -134,12 +135,7 @@ async function main(): Promise<void> {
   for (const f of files) await run('ln', ['-s', f, join(ftpDir, basename(f))]);
   const ftp = await runMeasured('apt-ftparchive', ['packages', '.'], { cwd: ftpDir });
 
-  const gnupg = join(work, 'gnupg-real');
-  await rm(gnupg, { recursive: true, force: true });
-  await mkdir(gnupg, { recursive: true, mode: 0o700 });
-  const env = { ...process.env, GNUPGHOME: gnupg };
-  await run('gpg', ['--batch', '--passphrase', '', '--quick-gen-key', 'Bench <bench@example.org>', 'rsa4096', 'sign', 'never'], { env });
-  const keyId = /^fpr:+([0-9A-F]{40}):/m.exec((await run('gpg', ['--batch', '--with-colons', '--list-secret-keys'], { env })).stdout)![1]!;
+  const { env, keyId } = await throwawayGpgHome(join(work, 'gnupg-real'));
   const config = join(work, 'aptly-real.conf');
   const rootDir = join(work, 'aptly-real');
   await rm(rootDir, { recursive: true, force: true });

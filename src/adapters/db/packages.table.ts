@@ -285,20 +285,22 @@ export interface UnlistedPackage {
   status: PackageRow['status'];
 }
 
+/**
+ * Packages waiting for their file list (migration 0013). A quarantined file is not in the store;
+ * its list is read if it is ever released.
+ */
+const unlisted = (db: Db) => db.selectFrom('packages').where('listed_generation', 'is', null).where('status', '!=', 'quarantined');
+
 /** How many packages wait for their file list. */
 export async function countUnlistedPackages(db: Db): Promise<number> {
-  const row = await db.selectFrom('packages').select((eb) => eb.fn.countAll<number>().as('n')).where('listed_generation', 'is', null).where('status', '!=', 'quarantined').executeTakeFirstOrThrow();
+  const row = await unlisted(db).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
 /** The oldest packages still waiting for their file list (migration 0013). */
 export async function unlistedPackages(db: Db, limit: number): Promise<UnlistedPackage[]> {
-  return db
-    .selectFrom('packages')
+  return unlisted(db)
     .select(['id', 'distribution', 'name', 'version', 'arch', 'sha256', 'status'])
-    .where('listed_generation', 'is', null)
-    // A quarantined file is not in the store; its list is read if it is ever released.
-    .where('status', '!=', 'quarantined')
     .orderBy('created_at')
     .limit(limit)
     .execute();

@@ -60,7 +60,7 @@ export class FsPackageFiles implements PackageFiles {
     };
     for (const dir of [this.repoDir, this.storeDir, this.tempDir]) {
       for (const path of await listFilesRecursive(dir)) {
-        if (abandoned(path.slice(path.lastIndexOf('/') + 1))) await rm(path, { force: true });
+        if (abandoned(path.slice(path.lastIndexOf('/') + 1))) await removeFile(path);
       }
     }
   }
@@ -121,7 +121,7 @@ export class FsPackageFiles implements PackageFiles {
   }
 
   async unpublish(poolPath: string): Promise<void> {
-    for (const path of [poolPath, ...this.copiesOf(poolPath)]) await rm(this.repoPath(path), { force: true });
+    for (const path of [poolPath, ...this.copiesOf(poolPath)]) await removeFile(this.repoPath(path));
   }
 
   async removePublishedTree(path: string): Promise<void> {
@@ -170,7 +170,7 @@ export class FsPackageFiles implements PackageFiles {
   }
 
   async forget(sha256: string): Promise<void> {
-    await rm(this.blobPath(sha256), { force: true });
+    await removeFile(this.blobPath(sha256));
   }
 
   readHead(tempFile: string, bytes: number): Promise<Buffer> {

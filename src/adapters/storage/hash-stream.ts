@@ -3,10 +3,10 @@
  * indexes need, so a large upload never sits in memory and is read only once.
  */
 import { createHash, type Hash } from 'node:crypto';
-import { mkdir, open, rm } from 'node:fs/promises';
+import { mkdir, open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DomainError } from '../../domain/errors.js';
-import { tempPathFor } from './atomic.js';
+import { removeFile, tempPathFor } from './atomic.js';
 
 /** Size and hex digests of some content. */
 export interface ContentDigests {
@@ -54,7 +54,7 @@ export async function hashStream(source: AsyncIterable<Uint8Array | string>, opt
     if (options.sync !== false) await handle.sync();
   } catch (err) {
     await handle.close().catch(() => undefined);
-    await rm(path, { force: true });
+    await removeFile(path);
     throw err;
   }
   await handle.close();

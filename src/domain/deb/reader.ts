@@ -11,7 +11,7 @@ import { parseControlStanza, type ControlStanza } from './control.js';
 import { parseRelations } from './relations.js';
 import { walkTar, type TarEntryHeader, type TarEntryType } from './tar.js';
 import { assertValidArchitectureName, assertValidPackageName, assertValidPackageVersion } from './names.js';
-import type { Compression } from '../compression.js';
+import { detectCompression, type Compression } from '../compression.js';
 import { PackageFormatError } from '../errors.js';
 
 export { openArMember, type ArMember } from './ar.js';
@@ -331,17 +331,10 @@ export async function listDebPayload(path: string, overrides: Partial<DebLimits>
   return listDataFiles(path, layout.data, limits, true);
 }
 
-const MAGIC: Partial<Record<Compression, Buffer>> = {
-  gzip: Buffer.from([0x1f, 0x8b]),
-  xz: Buffer.from([0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00]),
-  zstd: Buffer.from([0x28, 0xb5, 0x2f, 0xfd]),
-};
-
 /** data.tar starts as its name says it is compressed (an uncompressed one: with a tar header's magic). */
 async function checkDataMagic(path: string, tar: TarMember): Promise<void> {
-  const magic = MAGIC[tar.compression];
-  const head = await readArMemberHead(path, tar.member, magic ? magic.length : 512);
-  const ok = magic ? head.subarray(0, magic.length).equals(magic) : head.length >= 262 && head.subarray(257, 262).toString('latin1') === 'ustar';
+  const head = await readArMemberHead(path, tar.member, 512);
+  const ok = tar.compression === 'none' ? head.subarray(257, 262).toString('latin1') === 'ustar' : detectCompression(head) === tar.compression;
   if (!ok) throw new PackageFormatError('decompression_failed', `${tar.member.name} does not start as ${tar.compression === 'none' ? 'a tar archive' : `${tar.compression} data`}`);
 }
 
