@@ -38,20 +38,19 @@ export const RATIO_FLOOR_BYTES = 64 * 1024;
 
 /**
  * zstd frames may ask for a window this large at most: fzstd cannot follow longer back-references
- * anyway, and it copies the whole window for every block, so a bigger window only costs time.
+ * anyway, and it allocates (and zero-fills) the window for every frame.
  */
 const ZSTD_MAX_WINDOW_BYTES = 1 << 25;
 
 /**
- * fzstd shifts its whole window after every block (a copy of the window's size), so a stream of
- * tiny blocks under a large window costs window x blocks: 4 KB of one-byte blocks under a 32 MiB
- * window took 10 s. A block may only start while the copying so far stays within this factor of
- * the output (of the floor, at the start), which stops such a stream after ~128 MiB of copying.
- * The factor leaves room for real encoders: zstd -19 splits blocks down to ~14 KiB of output,
- * ~2,300 copied bytes per output byte under a 32 MiB window (--long=25).
+ * fzstd allocates a fresh window for every frame, so a stream of tiny frames under large windows
+ * costs window x frames: a frame may only start while the windows allocated so far stay within
+ * this factor of the output (of the floor, at the start). Blocks cost nothing extra: our fzstd
+ * patch shifts the window once per several MiB of output, not after every block (it used to, and
+ * 4 KB of one-byte blocks under a 32 MiB window took 10 s).
  */
-const ZSTD_COPY_FACTOR = 4096;
-const ZSTD_COPY_FLOOR_BYTES = 32 * 1024;
+const ZSTD_ALLOCATION_FACTOR = 4096;
+const ZSTD_ALLOCATION_FLOOR_BYTES = 32 * 1024;
 
 /** Input slice sizes: the most output one slice can produce before the consumer is consulted. */
 const SLICE_BYTES: Record<Exclude<Compression, 'none'> | 'xzThreaded', number> = {
@@ -323,10 +322,10 @@ class StreamEngine implements DecoderEngine {
 }
 
 /**
- * fzstd's streaming decoder, behind a frame-header guard: fzstd allocates (and copies) a
- * window as large as the frame header asks for, so absurd windows are refused before it sees
- * them; and the decoder is fed up to each block header, so every block is paid for (see
- * ZSTD_COPY_FACTOR) before fzstd can decode it.
+ * fzstd's streaming decoder, behind a frame-header guard: fzstd allocates a window as large as
+ * the frame header asks for, so absurd windows are refused before it sees them; and the decoder
+ * is fed up to each block header, so every frame's window is paid for (see
+ * ZSTD_ALLOCATION_FACTOR) before fzstd allocates it.
  */
 class ZstdEngine implements DecoderEngine {
   private readonly guard = new ZstdFrameGuard();
@@ -334,7 +333,7 @@ class ZstdEngine implements DecoderEngine {
   private blocked = false;
   private readonly decoder: ZstdStreamDecoder;
   private produced = 0;
-  private copied = 0;
+  private allocated = 0;
 
   constructor(private readonly context: EngineContext) {
     this.decoder = new ZstdStreamDecoder((chunk) => {
@@ -350,7 +349,7 @@ class ZstdEngine implements DecoderEngine {
   private async feed(slice: Buffer): Promise<void> {
     for (let from = 0; from < slice.length; ) {
       const to = this.guard.scan(slice, from);
-      if (this.guard.takeBlockStart()) this.chargeBlock();
+      if (this.guard.takeFrameStart()) this.chargeWindow();
       this.decoder.push(slice.subarray(from, to));
       from = to;
       if (this.blocked) {
@@ -360,13 +359,13 @@ class ZstdEngine implements DecoderEngine {
     }
   }
 
-  /** Counts the window copy the coming block will cost; refuses a stream of tiny blocks. */
-  private chargeBlock(): void {
-    this.copied += this.guard.windowBytes();
-    if (this.copied > ZSTD_COPY_FACTOR * Math.max(this.produced, ZSTD_COPY_FLOOR_BYTES)) {
+  /** Counts the window the coming frame will allocate; refuses a stream of tiny frames. */
+  private chargeWindow(): void {
+    this.allocated += this.guard.windowBytes();
+    if (this.allocated > ZSTD_ALLOCATION_FACTOR * Math.max(this.produced, ZSTD_ALLOCATION_FLOOR_BYTES)) {
       throw new PackageFormatError(
         'decompression_bomb',
-        `zstd blocks too small for their ${this.guard.windowBytes()}-byte window (${this.produced} bytes out so far)`,
+        `zstd frames too small for their ${this.guard.windowBytes()}-byte windows (${this.produced} bytes out so far)`,
       );
     }
   }
@@ -392,25 +391,29 @@ class ZstdFrameGuard {
   private checksumAfterFrame = 0;
   private frames = 0;
   private window = 0;
-  private blockStart = false;
+  private frameStart = false;
+  private firstBlock = false;
 
   sawFrame(): boolean {
     return this.frames > 0;
   }
 
-  /** The window of the current frame: what the decoder copies after each of its blocks. */
+  /** The window of the current frame: what the decoder allocates for it. */
   windowBytes(): number {
     return this.window;
   }
 
-  /** Whether the last scan stopped on a block header (and clears it). */
-  takeBlockStart(): boolean {
-    const seen = this.blockStart;
-    this.blockStart = false;
+  /** Whether the last scan stopped on a frame's first block header (and clears it). */
+  takeFrameStart(): boolean {
+    const seen = this.frameStart;
+    this.frameStart = false;
     return seen;
   }
 
-  /** Scans `bytes` from `from`; stops just after a block header, answering where it stopped. */
+  /**
+   * Scans `bytes` from `from`; stops just after a frame's first block header (the decoder needs
+   * more than the frame header before it allocates), answering where it stopped.
+   */
   scan(bytes: Uint8Array, from = 0): number {
     let i = from;
     while (i < bytes.length) {
@@ -423,7 +426,7 @@ class ZstdFrameGuard {
       this.header.push(bytes[i] ?? 0);
       i += 1;
       this.advance();
-      if (this.blockStart) return i;
+      if (this.frameStart) return i;
     }
     return i;
   }
@@ -446,6 +449,7 @@ class ZstdFrameGuard {
       this.validateFrameHeader(h);
       this.frames += 1;
       this.checksumAfterFrame = (h[4]! >> 2) & 1 ? 4 : 0;
+      this.firstBlock = true;
       this.reset('block_header');
       return;
     }
@@ -455,7 +459,8 @@ class ZstdFrameGuard {
       const type = (raw >> 1) & 3;
       const size = raw >>> 3;
       if (type === 3) throw new PackageFormatError('decompression_failed', 'reserved zstd block type');
-      this.blockStart = true;
+      this.frameStart = this.firstBlock;
+      this.firstBlock = false;
       this.skip = type === 1 ? 1 : size;
       if (last) {
         this.skip += this.checksumAfterFrame;
