@@ -167,6 +167,17 @@ describe('inputs found by fuzzing, decoded alike whole and in pieces', () => {
     if (whole instanceof Buffer) assert.ok(pieces instanceof Buffer && whole.equals(pieces), 'the same bytes');
     else assert.ok(whole instanceof PackageFormatError && pieces instanceof PackageFormatError, 'refused both ways');
   });
+
+  it('zstd: sequences running past their block or before their bitstream are refused in milliseconds', async () => {
+    // fzstd decoded them for 0.2-1 s: output copied into nowhere, bits read out of bounds.
+    for (const name of ['finding-sequences-past-block-end.zst', 'finding-sequences-past-bitstream-start.zst']) {
+      const data = await corpus('decompress-zstd', name);
+      const started = Date.now();
+      await assert.rejects(decompressToBuffer('zstd', data, GENEROUS), isFormatError('decompression_failed'));
+      await assert.rejects(inPieces('zstd', data), isFormatError('decompression_failed'));
+      assert.ok(Date.now() - started < 100, `${name}: ${Date.now() - started} ms`);
+    }
+  });
 });
 
 describe('decompression bombs (1 GiB of zeros)', () => {
