@@ -6,6 +6,7 @@
  *   npm run fuzz                                  # every target, 60 s each
  *   npm run fuzz -- --seconds 600 deb-reader      # one target for ten minutes
  *   npm run fuzz -- --seconds 30 --jobs 2         # two processes at a time (what CI does)
+ *   npm run fuzz -- --runs 1000000 --seconds 7200 deb-reader   # a million inputs (2 h at most)
  *   npm run fuzz -- --replay                      # only the corpus, once (regression)
  *
  * Each target starts from its seeds (fuzz/corpus/<name>/, committed) and the inputs earlier runs
@@ -52,6 +53,7 @@ function parseArgs(argv) {
       return next;
     };
     if (arg === '--seconds') options.seconds = Number(value());
+    else if (arg === '--runs') options.runs = Number(value());
     else if (arg === '--jobs') options.jobs = Number(value());
     else if (arg === '--json') options.json = value();
     else if (arg === '--replay') options.replay = true;
@@ -61,6 +63,7 @@ function parseArgs(argv) {
     else options.names.push(arg);
   }
   if (!(options.seconds > 0) || !Number.isInteger(options.jobs) || options.jobs < 1) throw new Error('--seconds and --jobs must be positive');
+  if (options.runs !== undefined && !(Number.isInteger(options.runs) && options.runs > 0)) throw new Error('--runs must be a positive integer');
   for (const name of options.names) if (!TARGETS[name]) throw new Error(`unknown target ${name} (have: ${Object.keys(TARGETS).join(', ')})`);
   return options;
 }
@@ -159,11 +162,12 @@ function runTarget(name, options) {
     `-artifact_prefix=${artifacts}/`,
     '-print_final_stats=1',
     ...(target.maxLen ? [`-max_len=${target.maxLen}`] : []),
-    ...(options.replay ? ['-runs=0'] : [`-max_total_time=${options.seconds}`]),
+    ...(options.replay ? ['-runs=0'] : [`-max_total_time=${options.seconds}`, ...(options.runs ? [`-runs=${options.runs}`] : [])]),
   ];
   const logPath = join(dir, 'log.txt');
   const logFile = createWriteStream(logPath);
   let log = '';
+  const started = Date.now();
   return new Promise((resolve) => {
     const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     // The log is scanned for libFuzzer's status lines; keep its head and tail, not all of it.
@@ -176,7 +180,9 @@ function runTarget(name, options) {
     child.stderr.on('data', keep);
     child.on('close', (code, signal) => {
       logFile.end();
-      const result = summarise(name, log, code ?? (signal ? 128 : 1), options.replay ? 0 : options.seconds);
+      // With --runs the run may end before --seconds: rates are over the time it took.
+      const seconds = options.replay ? 0 : Math.max(1, Math.round((Date.now() - started) / 1000));
+      const result = summarise(name, log, code ?? (signal ? 128 : 1), seconds);
       result.log = relative(ROOT, logPath);
       resolve(result);
     });
