@@ -8,7 +8,10 @@
  *                                           corpus itself never counts in this process's peak RSS)
  * BENCH_APT_LAYOUT=<architectures>x<components> (default 1x1) spreads the packages over that
  * many architectures and components of the distribution (`all` packages stay `all`).
- * Prints one JSON line.
+ * Prints one JSON line. `measure` also reports `memory`: process.memoryUsage() (MiB) on start (the
+ * compiled service's modules loaded), at rest (context created, key loaded: what the process holds
+ * before any publish) and the highest of each field sampled every 5 ms during the publishes, so
+ * the peak RSS can be split into what the process is at rest and what a publish adds.
  */
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -16,6 +19,9 @@ import { pino } from 'pino';
 import type { PackageRow } from '../../src/adapters/db/packages.table.js';
 import type { CorpusEntry } from './deb-corpus.js';
 
+const mib = (bytes: number) => Math.round((bytes / 1048576) * 10) / 10;
+const usage = () => Object.fromEntries(Object.entries(process.memoryUsage()).map(([k, v]) => [k, mib(v)])) as Record<keyof NodeJS.MemoryUsage, number>;
+const onStart = usage();
 const dist = (path: string) => new URL(`../../dist/${path}`, import.meta.url).href;
 const { loadConfig } = (await import(dist('config.js'))) as typeof import('../../src/config.js');
 const { closeContext, createContext } = (await import(dist('services/context.js'))) as typeof import('../../src/services/context.js');
@@ -57,6 +63,11 @@ if (mode === 'load') {
 } else {
   const extras = JSON.parse(await readFile(manifestPath!, 'utf8')) as CorpusEntry[];
   await ctx.repo.keyring.ensureKey();
+  const atRest = usage();
+  const during = { ...atRest };
+  const sampler = setInterval(() => {
+    for (const [k, v] of Object.entries(usage()) as Array<[keyof NodeJS.MemoryUsage, number]>) during[k] = Math.max(during[k], v);
+  }, 5);
   const time = async (fn: () => Promise<void>) => {
     const start = performance.now();
     await fn();
@@ -74,7 +85,9 @@ if (mode === 'load') {
       await ctx.repo.publisher.request('jammy');
     }));
   }
+  clearInterval(sampler);
   const signer = ctx.repo.keyring.current()!;
-  console.log(JSON.stringify({ full, add, peakRssBytes: process.resourceUsage().maxRSS * 1024, algorithm: signer.algorithm }));
+  const memory = { onStart, atRest, duringPublishes: during };
+  console.log(JSON.stringify({ full, add, peakRssBytes: process.resourceUsage().maxRSS * 1024, algorithm: signer.algorithm, memory }));
 }
 await closeContext(ctx);

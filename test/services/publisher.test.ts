@@ -12,6 +12,7 @@ import type { Distribution } from '../../src/domain/distributions.js';
 import { isoUtc } from '../../src/domain/time.js';
 import { deletePackageRow, insertPackage, type PackageRow } from '../../src/adapters/db/packages.table.js';
 import { Publisher } from '../../src/services/publishing/publisher.js';
+import { indexFingerprint } from '../../src/adapters/db/distributions.table.js';
 import { backends, startTestApp, type TestApp } from '../helpers/app.js';
 
 /** An index kept as a list of entries, recording how each run wrote it. */
@@ -123,6 +124,36 @@ for (const backend of backends()) {
       assert.ok(writer.entries.includes('Package: pub-after'));
       const rows = await t.ctx.db.selectFrom('packages').select('name').where('distribution', '=', codename).execute();
       assert.equal(writer.entries.length, rows.length);
+    });
+
+    it('fingerprints exactly the indexed rows, whatever the other rows of the distribution', async () => {
+      const quarantined = { ...row('fp-q'), status: 'quarantined' as const };
+      await t.ctx.db.transaction().execute((trx) => insertPackage(trx, quarantined, []));
+      await add('fp-a');
+      const exception = { ...row('fp-e'), status: 'exception' as const };
+      await t.ctx.db.transaction().execute((trx) => insertPackage(trx, exception, []));
+      const naive = await t.ctx.db
+        .selectFrom('packages')
+        .select(['seq'])
+        .where('distribution', '=', codename)
+        .where('status', 'in', ['published', 'accepted_risk', 'exception'])
+        .execute();
+      const seqs = naive.map((r) => Number(r.seq));
+      assert.deepEqual(await indexFingerprint(t.ctx.db, codename), {
+        count: seqs.length,
+        sum: seqs.reduce((a, b) => a + b, 0),
+        max: Math.max(...seqs),
+        mod: seqs.reduce((a, b) => a + (b % 65521), 0),
+      });
+      // A package leaving the index by a status change (no row removed) is not an addition.
+      await publisher.request(codename);
+      const runs = writer.runs.length;
+      await t.ctx.db.updateTable('packages').set({ status: 'quarantined' }).where('name', '=', 'fp-a').execute();
+      await add('fp-b');
+      await publisher.request(codename);
+      assert.equal(writer.runs.length, runs + 1);
+      assert.equal(writer.runs.at(-1), 'full');
+      assert.ok(!writer.entries.includes('Package: fp-a') && writer.entries.includes('Package: fp-b'));
     });
   });
 }

@@ -1,5 +1,5 @@
 import { sql, type Insertable, type Selectable } from 'kysely';
-import { INDEXED_STATUSES } from '../../domain/distributions.js';
+import { INDEXED_STATUSES, PACKAGE_STATUSES, type PackageStatus } from '../../domain/distributions.js';
 import type { Db } from './index.js';
 import type { DistributionsTable } from './schema.js';
 
@@ -127,23 +127,38 @@ export async function filesListedBetween(db: Db, codename: string, after: number
     .execute();
 }
 
+/** The statuses a package can have that keep it out of the index. */
+const UNINDEXED_STATUSES: PackageStatus[] = PACKAGE_STATUSES.filter((s) => !(INDEXED_STATUSES as readonly string[]).includes(s));
+
 /**
  * Count, sum, maximum and sum modulo 65521 of the `seq` of a distribution's indexed packages:
  * together they tell, cheaply, whether the index content changed otherwise than by additions.
+ * Every append runs it, so it reads indexes only: the sums over all the distribution's rows come
+ * from `packages(distribution, seq, id)` alone, less those of the rows kept out of the index
+ * (few: read through `packages(distribution, status)`), and the maximum walks `seq` down to the
+ * first indexed row. Filtering on the indexed statuses instead looked up every row of the
+ * distribution in the table (rows of ~1 KB: 50 ms of CPU at 50,000 packages, 0.4 s at load 10).
  */
 export async function indexFingerprint(db: Db, codename: string): Promise<{ count: number; sum: number; max: number; mod: number }> {
-  const row = await db
+  const sums = (statuses: PackageStatus[] | null) => {
+    let q = db
+      .selectFrom('packages')
+      .select([(eb) => eb.fn.countAll().as('count'), (eb) => eb.fn.sum<number>('seq').as('sum'), sql<number>`sum(seq % 65521)`.as('mod')])
+      .where('distribution', '=', codename);
+    if (statuses) q = q.where('status', 'in', statuses);
+    return q.executeTakeFirstOrThrow();
+  };
+  const [all, left] = await Promise.all([sums(null), UNINDEXED_STATUSES.length ? sums(UNINDEXED_STATUSES) : Promise.resolve({ count: 0, sum: 0, mod: 0 })]);
+  const top = await db
     .selectFrom('packages')
-    .select([
-      (eb) => eb.fn.countAll().as('count'),
-      (eb) => eb.fn.sum<number>('seq').as('sum'),
-      (eb) => eb.fn.max<number>('seq').as('max'),
-      sql<number>`sum(seq % 65521)`.as('mod'),
-    ])
+    .select('seq')
     .where('distribution', '=', codename)
     .where('status', 'in', INDEXED_STATUSES)
-    .executeTakeFirstOrThrow();
-  return { count: Number(row.count), sum: Number(row.sum ?? 0), max: Number(row.max ?? 0), mod: Number(row.mod ?? 0) };
+    .orderBy('seq', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  const n = (v: unknown) => Number(v ?? 0);
+  return { count: n(all.count) - n(left.count), sum: n(all.sum) - n(left.sum), max: n(top?.seq), mod: n(all.mod) - n(left.mod) };
 }
 
 /** Stores an operator's definition (and description); revives a retired distribution. */
