@@ -20,6 +20,7 @@ import * as m0011 from './migrations/0011-read-tokens.js';
 import * as m0012 from './migrations/0012-token-download-totals.js';
 import * as m0013 from './migrations/0013-deferred-file-lists.js';
 import * as m0014 from './migrations/0014-index-order.js';
+import * as m0015 from './migrations/0015-catalog-generation.js';
 
 export type Db = Kysely<Database>;
 export type DbDialect = 'sqlite' | 'postgres';
@@ -46,6 +47,7 @@ const migrations: Record<string, Migration> = {
   '0012-token-download-totals': m0012,
   '0013-deferred-file-lists': m0013,
   '0014-index-order': m0014,
+  '0015-catalog-generation': m0015,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

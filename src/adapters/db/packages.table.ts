@@ -158,24 +158,40 @@ export async function findProvidersOf(db: Db, codename: string, names: readonly 
     .execute();
 }
 
-/** A page of package rows, by name then upload order, and how many match. */
-export async function findPackagesPage(db: Db, filter: { q?: string; distribution?: string; status?: PackageStatus }, page: { page: number; perPage: number }): Promise<{ total: number; rows: PackageRow[] }> {
+type PackageFilter = { q?: string; distribution?: string; status?: PackageStatus };
+
+function packagesMatching(db: Db, filter: PackageFilter) {
   let q = db.selectFrom('packages');
   if (filter.distribution) q = q.where('distribution', '=', filter.distribution);
   if (filter.status) q = q.where('status', '=', filter.status);
   if (filter.q) q = q.where(sql`lower(name)`, 'like', sql`${containing(filter.q)} escape '\\'`);
-  const total = Number((await q.select((eb) => eb.fn.countAll().as('n')).executeTakeFirst())?.n ?? 0);
-  const rows = (await q.selectAll().orderBy('name').orderBy('created_at').orderBy('seq').limit(page.perPage).offset((page.page - 1) * page.perPage).execute()).map(normaliseRow);
-  return { total, rows };
+  return q;
 }
 
-/** A page of distinct package names in name order, and how many names there are. */
-export async function findPackageNamesPage(db: Db, page: { page: number; perPage: number }, distribution?: string): Promise<{ total: number; names: string[] }> {
-  let names = db.selectFrom('packages').select('name').distinct();
-  if (distribution) names = names.where('distribution', '=', distribution);
-  const total = Number((await db.selectFrom(names.as('n')).select((eb) => eb.fn.countAll().as('c')).executeTakeFirst())?.c ?? 0);
-  const pageNames = (await names.orderBy('name').limit(page.perPage).offset((page.page - 1) * page.perPage).execute()).map((r) => r.name);
-  return { total, names: pageNames };
+/** How many package rows match (a scan of the matches: callers keep it per catalog generation). */
+export async function countPackagesMatching(db: Db, filter: PackageFilter): Promise<number> {
+  return Number((await packagesMatching(db, filter).select((eb) => eb.fn.countAll().as('n')).executeTakeFirst())?.n ?? 0);
+}
+
+/** A page of package rows, by name then upload order (the name index serves the order: the page reads about its own rows). */
+export async function findPackagesPage(db: Db, filter: PackageFilter, page: { page: number; perPage: number }): Promise<PackageRow[]> {
+  const rows = await packagesMatching(db, filter).selectAll().orderBy('name').orderBy('created_at').orderBy('seq').limit(page.perPage).offset((page.page - 1) * page.perPage).execute();
+  return rows.map(normaliseRow);
+}
+
+function packageNames(db: Db, distribution?: string) {
+  const names = db.selectFrom('packages').select('name').distinct();
+  return distribution ? names.where('distribution', '=', distribution) : names;
+}
+
+/** How many distinct package names there are (a scan of the name index: callers keep it per catalog generation). */
+export async function countPackageNames(db: Db, distribution?: string): Promise<number> {
+  return Number((await db.selectFrom(packageNames(db, distribution).as('n')).select((eb) => eb.fn.countAll().as('c')).executeTakeFirst())?.c ?? 0);
+}
+
+/** A page of distinct package names in name order. */
+export async function findPackageNamesPage(db: Db, page: { page: number; perPage: number }, distribution?: string): Promise<string[]> {
+  return (await packageNames(db, distribution).orderBy('name').limit(page.perPage).offset((page.page - 1) * page.perPage).execute()).map((r) => r.name);
 }
 
 /** The columns a listing of package versions shows: not the wide ones (index entry, metadata, file list, relations). */

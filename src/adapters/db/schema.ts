@@ -95,6 +95,13 @@ export interface DistributionsTable {
   retired_at: string | null;
 }
 
+/** One row (id 1): grows with every committed change to what the listings count and order (migration 0015). */
+export interface CatalogGenerationTable {
+  id: number;
+  generation: string | number;
+  bumped_by: string | number | null;
+}
+
 /** One package file in one distribution; JSON columns hold the parsed metadata and results. */
 export interface PackagesTable {
   id: string;
@@ -318,6 +325,7 @@ export interface Database extends ImportTables {
   audit_index: AuditIndexTable;
   distributions: DistributionsTable;
   packages: PackagesTable;
+  catalog_generation: CatalogGenerationTable;
   package_provides: PackageProvidesTable;
   vuln_advisories: VulnAdvisoriesTable;
   vuln_epss: VulnEpssTable;

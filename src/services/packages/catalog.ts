@@ -1,10 +1,13 @@
 import { listDistributions } from '../../adapters/db/distributions.table.js';
 import type { Db } from '../../adapters/db/index.js';
-import { countIndexedPackagesByDistribution, findPackageNamesPage, findPackagesPage, packageVersionsNamed, type PackageRow, type VersionListRow } from '../../adapters/db/packages.table.js';
+import {
+  countIndexedPackagesByDistribution, countPackageNames, countPackagesMatching, findPackageNamesPage, findPackagesPage, packageVersionsNamed, type PackageRow, type VersionListRow,
+} from '../../adapters/db/packages.table.js';
 import { compareDebianVersions } from '../../domain/deb/version.js';
 import { acceptedArchitectures, allDistributions, type PackageStatus } from '../../domain/distributions.js';
 import { compareEvr, parseEvr } from '../../domain/rpm/vercmp.js';
 import { toApiTime } from '../../domain/time.js';
+import { GenerationCache } from './generation-cache.js';
 
 /** One stored package version as the API shows it. */
 export function versionView(row: VersionListRow) {
@@ -61,17 +64,24 @@ export interface PageRequest {
 
 /** Read-only views behind /packages, /artifacts and /distributions. */
 export class Catalog {
-  constructor(private readonly db: Db) {}
+  /** The listings' totals count over the whole table: once per catalog generation, not per page. */
+  private readonly totals: GenerationCache;
+
+  constructor(private readonly db: Db) {
+    this.totals = new GenerationCache(db);
+  }
 
   /** Packages as their index lists them (raw pool format), newest first, with filters. */
   async packages(filter: { q?: string; distribution?: string; status?: PackageStatus }, page: PageRequest) {
-    const { total, rows } = await findPackagesPage(this.db, filter, page);
+    const key = JSON.stringify(['packages', filter.q ?? null, filter.distribution ?? null, filter.status ?? null]);
+    const [total, rows] = await Promise.all([this.totals.get(key, () => countPackagesMatching(this.db, filter)), findPackagesPage(this.db, filter, page)]);
     return { total, items: rows.map((r) => ({ ...versionView(r), index_entry: r.format === 'deb' ? r.index_entry : undefined })) };
   }
 
   /** Artifacts: one entry per package name with its version history and security status. */
   async artifacts(page: PageRequest, distribution?: string) {
-    const { total, names: pageNames } = await findPackageNamesPage(this.db, page, distribution);
+    const key = JSON.stringify(['names', distribution ?? null]);
+    const [total, pageNames] = await Promise.all([this.totals.get(key, () => countPackageNames(this.db, distribution)), findPackageNamesPage(this.db, page, distribution)]);
     if (pageNames.length === 0) return { total, items: [] };
     // 50 names' versions: the listing columns only, not the index entries and file lists.
     const rows = await packageVersionsNamed(this.db, pageNames, distribution);

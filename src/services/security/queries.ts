@@ -24,6 +24,7 @@ import { parseStoredFindings } from './findings-store.js';
 import { locatePackages, type PackageSelector } from './locate.js';
 import type { StoredFinding } from '../../domain/security/index.js';
 import type { VulnDatabase, VulnDbStatus } from './vuln-db.js';
+import { GenerationCache } from '../packages/generation-cache.js';
 
 const DAY_MS = 86_400_000;
 /** Statuses shown by /security/packages without a status filter even when they have no finding. */
@@ -86,10 +87,15 @@ export function packageSecurityView(row: PackageRow, now: Date) {
 }
 
 export class SecurityQueries {
+  /** The review queue's order (ids), per filter and catalog generation. */
+  private readonly orders: GenerationCache;
+
   constructor(
     private readonly db: Db,
     private readonly vulnDb: VulnDatabase,
-  ) {}
+  ) {
+    this.orders = new GenerationCache(db, 50);
+  }
 
   /** GET /security/vulnerabilities: CVEs across packages, worst first, with the packages affected. */
   async vulnerabilities(filter: { severity?: Severity; distribution?: string; q?: string; kev?: boolean }, paging: Paging) {
@@ -189,12 +195,18 @@ export class SecurityQueries {
   /** GET /security/review-queue: packages awaiting a decision, KEV → EPSS → CVSS (or `sort=sla`). */
   async reviewQueue(filter: { sort?: string; status?: PackageStatus | 'all'; distribution?: string }, paging: Paging, now = new Date()) {
     const statuses: PackageStatus[] = filter.status && filter.status !== 'all' ? [filter.status] : [...REVIEW_STATUSES];
-    // Ordered on the light columns; only the page's rows are read whole.
-    const candidates = await findReviewKeysInStatuses(this.db, statuses, filter.distribution);
-    const entries = candidates.map((c) => ({ id: c.id, distribution: c.distribution, key: reviewKeyOf(c, parseStoredFindings(c.findings).details) }));
-    const compare = reviewComparator(filter.sort);
-    entries.sort((a, b) => compare(a.key, b.key) || (a.distribution < b.distribution ? -1 : a.distribution > b.distribution ? 1 : 0));
-    const pageIds = entries.slice((paging.page - 1) * paging.perPage, paging.page * paging.perPage).map((e) => e.id);
+    // The order needs every candidate's findings: computed on the light columns once per catalog
+    // generation (any change to a package's status, findings or deadline starts a new one); only
+    // the page's rows are read whole.
+    const key = JSON.stringify(['review', statuses, filter.distribution ?? null, filter.sort === 'sla' ? 'sla' : 'risk']);
+    const ordered = await this.orders.get(key, async () => {
+      const candidates = await findReviewKeysInStatuses(this.db, statuses, filter.distribution);
+      const entries = candidates.map((c) => ({ id: c.id, distribution: c.distribution, key: reviewKeyOf(c, parseStoredFindings(c.findings).details) }));
+      const compare = reviewComparator(filter.sort);
+      entries.sort((a, b) => compare(a.key, b.key) || (a.distribution < b.distribution ? -1 : a.distribution > b.distribution ? 1 : 0));
+      return entries.map((e) => e.id);
+    });
+    const pageIds = ordered.slice((paging.page - 1) * paging.perPage, paging.page * paging.perPage);
     const byId = new Map((await findPackagesByIds(this.db, pageIds)).map((r) => [r.id, normaliseRow(r)]));
     // A row deleted between the two reads is left out of the page.
     const slice = pageIds.flatMap((id) => {
@@ -214,6 +226,6 @@ export class SecurityQueries {
         decision: row.status === 'upgrade_required' ? await decisionOf(this.db, row.name, row.version, row.arch) : null,
       });
     }
-    return { items, total: entries.length };
+    return { items, total: ordered.length };
   }
 }
