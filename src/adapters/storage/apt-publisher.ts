@@ -17,7 +17,7 @@ import { releaseDate, releaseFile, type ReleaseFileEntry } from '../../domain/re
 import { packagesIndex } from '../../domain/repo/apt/stanza.js';
 import type { Signer } from '../signing/signer.js';
 import { appendToIndex, pruneByHash, writeFullIndex, writtenVariants, type AptIndexState, type IndexFileOptions } from './apt-index-files.js';
-import { writeFileAtomic } from './atomic.js';
+import { replaceFilesAtomic } from './atomic.js';
 import { appendContents, contentsReleaseEntries, exposeContents, writeContentsFile } from './apt-contents-files.js';
 import { Demultiplexer } from './demultiplexer.js';
 import type { XzOptions } from './xz.js';
@@ -223,25 +223,25 @@ export function appendAptDistribution(options: AptPublishOptions & { previous: A
     if ([...added.keys()].some((rel) => previous.indexes.get(rel)!.appends >= opts.maxAppends)) return null;
     if ([...touchedComponents].some((c) => previous.contents.get(c)!.appends >= opts.maxAppends)) return null;
     const t1 = performance.now();
+    // Every index and Contents file is its own set of files: all are extended side by side.
+    const [indexStates, contentsStates] = await Promise.all([
+      Promise.all([...added].map(([rel, stanzas]) => appendToIndex(previous.indexes.get(rel)!, Buffer.from(packagesIndex(stanzas)), opts))),
+      Promise.all([...touchedComponents].map(async (component) => {
+        const before = previous.contents.get(component)!;
+        const dir = join(l.distDir, component);
+        const files = await Promise.all(before.variants.map((file) => {
+          const lines = addedContents.get(contentsKey(component, file.name.slice('Contents-'.length, -'.gz'.length)));
+          return lines ? appendContents(dir, file, lines.join(''), opts) : file;
+        }));
+        if (files.some((f) => f === null)) return null;
+        return exposeContents(dir, files as NonNullable<(typeof files)[number]>[], before.appends + 1, opts);
+      })),
+    ]);
+    if (indexStates.some((s) => s === null) || contentsStates.some((s) => s === null)) return null;
     const indexes = new Map(previous.indexes);
-    for (const [rel, stanzas] of added) {
-      const next = await appendToIndex(previous.indexes.get(rel)!, Buffer.from(packagesIndex(stanzas)), opts);
-      if (!next) return null;
-      indexes.set(rel, next);
-    }
+    [...added.keys()].forEach((rel, i) => indexes.set(rel, indexStates[i]!));
     const contents = new Map(previous.contents);
-    for (const component of touchedComponents) {
-      const before = previous.contents.get(component)!;
-      const dir = join(l.distDir, component);
-      const files: typeof before.variants = [];
-      for (const file of before.variants) {
-        const lines = addedContents.get(contentsKey(component, file.name.slice('Contents-'.length, -'.gz'.length)));
-        const next = lines ? await appendContents(dir, file, lines.join(''), opts) : file;
-        if (!next) return null;
-        files.push(next);
-      }
-      contents.set(component, await exposeContents(dir, files, before.appends + 1, opts));
-    }
+    [...touchedComponents].forEach((component, i) => contents.set(component, contentsStates[i]!));
     const changed = new Set([...added.keys(), ...touchedComponents]);
     return release(options, l, { distDir: l.distDir, indexes, contents }, 'append', t0, t1, changed);
   });
@@ -272,16 +272,18 @@ async function release(o: AptPublishOptions, l: Layout, state: AptDistributionSt
   // signature block cannot double as the detached Release.gpg over the whole file.
   const [inRelease, releaseGpg] = await Promise.all([o.signer.clearSign(text), o.signer.detachedSign(text)]);
   const t3 = performance.now();
-  const writeOpts = { noSync: o.sync === false };
-  await Promise.all([writeFileAtomic(join(l.distDir, 'Release'), text, writeOpts), writeFileAtomic(join(l.distDir, 'Release.gpg'), releaseGpg, writeOpts)]);
-  await writeFileAtomic(join(l.distDir, 'InRelease'), inRelease, writeOpts);
+  // The three are written and fsynced side by side, then switched (InRelease last) under one
+  // folder fsync: each name is the old file or the new one, and every file they name is on disk.
+  await replaceFilesAtomic(l.distDir, [
+    { name: 'Release', data: text },
+    { name: 'Release.gpg', data: releaseGpg },
+    { name: 'InRelease', data: inRelease },
+  ], { noSync: o.sync === false });
   const prune = { keep: o.keepGenerations ?? 3, minAgeSeconds: o.byHashMinAgeSeconds ?? 60, maxKept: o.maxKeptGenerations ?? 20, sweep: mode === 'full' };
-  for (const rel of l.indexRels) {
-    if (!changed || changed.has(rel)) await pruneByHash(join(l.distDir, rel), state.indexes.get(rel)!, prune, o.sync !== false);
-  }
-  for (const c of l.components) {
-    if (!changed || changed.has(c)) await pruneByHash(join(l.distDir, c), state.contents.get(c)!, prune, o.sync !== false);
-  }
+  await Promise.all([
+    ...l.indexRels.filter((rel) => !changed || changed.has(rel)).map((rel) => pruneByHash(join(l.distDir, rel), state.indexes.get(rel)!, prune)),
+    ...l.components.filter((c) => !changed || changed.has(c)).map((c) => pruneByHash(join(l.distDir, c), state.contents.get(c)!, prune)),
+  ]);
   const t4 = performance.now();
   return {
     release: text,

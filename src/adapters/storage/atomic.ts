@@ -54,6 +54,32 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array, o
 }
 
 /**
+ * Replaces several files of one folder, each atomically, in the given order, with one folder
+ * fsync for all: the contents are written and fsynced side by side first, so no name is switched
+ * before every new file is whole on disk.
+ */
+export async function replaceFilesAtomic(dir: string, files: ReadonlyArray<{ name: string; data: string | Uint8Array }>, options: AtomicWriteOptions = {}): Promise<void> {
+  await mkdir(dir, { recursive: true });
+  const temps = files.map((f) => tempPathFor(join(dir, f.name)));
+  try {
+    await Promise.all(files.map(async (f, i) => {
+      const handle = await open(temps[i]!, 'wx', options.mode ?? 0o644);
+      try {
+        await handle.writeFile(f.data);
+        if (!options.noSync) await handle.sync();
+      } finally {
+        await handle.close();
+      }
+    }));
+    for (const [i, f] of files.entries()) await rename(temps[i]!, join(dir, f.name));
+  } catch (err) {
+    await Promise.all(temps.map((t) => removeFile(t)));
+    throw err;
+  }
+  if (!options.noSync) await fsyncDir(dir);
+}
+
+/**
  * Move a finished temp file (already fsynced by its writer) to `target` by rename, creating the
  * parent folders, then fsync the folder. Both paths must be on the same filesystem.
  */
