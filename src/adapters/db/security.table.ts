@@ -75,10 +75,14 @@ export function findReviewKeysInStatuses(db: Db, statuses: readonly PackageStatu
   return q.execute();
 }
 
-/** The rows with these ids (any order). */
-export async function findPackagesByIds(db: Db, ids: readonly string[]): Promise<StoredPackage[]> {
+/** The columns a security listing shows: not the wide ones (index entry, metadata, file list, relations, pipeline). */
+export const SECURITY_LIST_COLUMNS = ['id', 'name', 'version', 'arch', 'distribution', 'status', 'cve_status', 'findings', 'sla_deadline', 'reasons', 'created_at', 'updated_at'] as const;
+export type SecurityListRow = Pick<StoredPackage, (typeof SECURITY_LIST_COLUMNS)[number]>;
+
+/** The rows with these ids (any order), as security listings show them. */
+export async function findPackagesByIds(db: Db, ids: readonly string[]): Promise<SecurityListRow[]> {
   if (ids.length === 0) return [];
-  return db.selectFrom('packages').selectAll().where('id', 'in', [...ids]).execute();
+  return db.selectFrom('packages').select([...SECURITY_LIST_COLUMNS]).where('id', 'in', [...ids]).execute();
 }
 
 // ---- vulnerabilities across packages ----

@@ -15,6 +15,7 @@ import {
   findSecurityPackagesPage,
   findVersionRowsInIndexOrder,
   findVulnerabilitiesPage,
+  type SecurityListRow,
 } from '../../adapters/db/security.table.js';
 import type { PackageStatus } from '../../domain/distributions.js';
 import { reviewComparator, reviewKeyOf, SEVERITIES, severityRank, type Severity } from '../../domain/security/index.js';
@@ -59,7 +60,7 @@ export function findingView(f: StoredFinding, now: Date): StoredFinding & { sla_
 }
 
 /** One package with its security summary. */
-export function packageSecurityView(row: PackageRow, now: Date) {
+export function packageSecurityView(row: SecurityListRow, now: Date) {
   const { counts, details } = parseStoredFindings(row.findings);
   const key = reviewKeyOf(row, details);
   let worst: Severity | null = null;
@@ -207,7 +208,7 @@ export class SecurityQueries {
       return entries.map((e) => e.id);
     });
     const pageIds = ordered.slice((paging.page - 1) * paging.perPage, paging.page * paging.perPage);
-    const byId = new Map((await findPackagesByIds(this.db, pageIds)).map((r) => [r.id, normaliseRow(r)]));
+    const byId = new Map((await findPackagesByIds(this.db, pageIds)).map((r) => [r.id, r]));
     // A row deleted between the two reads is left out of the page.
     const slice = pageIds.flatMap((id) => {
       const row = byId.get(id);
