@@ -115,6 +115,11 @@ export async function indexEntriesAfter(db: Db, codename: string, seq: number, w
  * generation `upTo`: their Contents lines are what an index published at `after` lacks.
  */
 export async function filesListedBetween(db: Db, codename: string, after: number, upTo: number, seq: number): Promise<IndexEntryRow[]> {
+  return filesListedBetweenQuery(db, codename, after, upTo, seq).execute();
+}
+
+/** The query of {@link filesListedBetween} (its plan is tested). */
+export function filesListedBetweenQuery(db: Db, codename: string, after: number, upTo: number, seq: number) {
   return db
     .selectFrom('packages')
     .select(WITH_FILES)
@@ -122,9 +127,12 @@ export async function filesListedBetween(db: Db, codename: string, after: number
     .where('listed_generation', '>', after)
     .where('listed_generation', '<=', upTo)
     .where('status', 'in', INDEXED_STATUSES)
-    .where('seq', '<=', seq)
-    .orderBy('seq')
-    .execute();
+    // `seq + 0`, not `seq`: SQLite's planner otherwise walks packages(distribution, seq, id) over
+    // the whole distribution (seq <= the last one published is every row) and looks each row up;
+    // every append runs this, 0.8 s at 200,000 packages. Through packages(distribution,
+    // listed_generation) it reads the few rows listed since the last publish, sorted after.
+    .where(sql<number>`${sql.ref('seq')} + 0`, '<=', seq)
+    .orderBy('seq');
 }
 
 /** The statuses a package can have that keep it out of the index. */

@@ -6,7 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { indexEntriesPage } from '../../../src/adapters/db/distributions.table.js';
+import { sql } from 'kysely';
+import { filesListedBetween, filesListedBetweenQuery, indexEntriesPage } from '../../../src/adapters/db/distributions.table.js';
 import type { PackageRow } from '../../../src/adapters/db/packages.table.js';
 import { isoUtc } from '../../../src/domain/time.js';
 import { backends, startTestApp, type TestApp } from '../../helpers/app.js';
@@ -53,6 +54,19 @@ for (const backend of backends()) {
           afterKey = { seq: Number(last.seq), id: last.id };
         }
         assert.deepEqual(seen, expected, `page size ${limit}`);
+      }
+    });
+
+    it('reads the file lists that arrived between two generations through packages_listed, not the whole distribution', async () => {
+      await t.ctx.db.updateTable('packages').set({ listed_generation: 7 }).where('id', 'in', ['a', 'f', 'x']).execute();
+      await t.ctx.db.updateTable('packages').set({ listed_generation: 3 }).where('id', 'in', ['b', 'g']).execute();
+      const rows = await filesListedBetween(t.ctx.db, codename, 5, 8, 10);
+      assert.deepEqual(rows.map((r) => r.id), ['a'], 'listed after 5 and by 8, indexed, seq <= 10');
+      if (backend === 'sqlite') {
+        // The query as built, explained: every append runs it, so it must not scan the distribution.
+        const compiled = filesListedBetweenQuery(t.ctx.db, codename, 5, 8, 10).compile();
+        const plan = await sql<{ detail: string }>`explain query plan ${sql.raw(compiled.sql.replace(/\?/g, 'NULL'))}`.execute(t.ctx.db);
+        assert.match(plan.rows.map((r) => r.detail).join('\n'), /packages_listed/);
       }
     });
   });
