@@ -55,7 +55,9 @@ export async function loadTest(urls: string[], connections: number, seconds: num
  * node starts (libuv pool, V8 helpers, GC) inherits the pinning.
  */
 export function spawnPinnedService(main: string, cpus: string, dataDir: string, port: number, env: Record<string, string> = {}): ChildProcess {
-  return spawn('taskset', ['-c', cpus, process.execPath, '--enable-source-maps', main], {
+  // SERVICE_NODE_ARGS as for spawnCompiledService (`--cpu-prof --cpu-prof-dir=…`).
+  const nodeArgs = (process.env.SERVICE_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  return spawn('taskset', ['-c', cpus, process.execPath, ...nodeArgs, '--enable-source-maps', main], {
     cwd: root,
     env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', RATE_LIMITS: 'off', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
