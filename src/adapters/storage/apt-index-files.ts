@@ -402,7 +402,7 @@ export async function pruneByHash(indexDir: string, state: AptIndexState, o: Pru
   const kept = generations.filter((g, i) => i < o.keep || (i < o.maxKept && now - g.at < o.minAgeSeconds * 1000));
   const dropped = generations.slice(kept.length);
   const keptFiles = new Set(kept.flatMap((g) => g.files));
-  for (const g of dropped) for (const rel of g.files) if (!keptFiles.has(rel)) await rm(join(indexDir, rel), { force: true });
+  for (const g of dropped) for (const rel of g.files) if (!keptFiles.has(rel)) await removeFile(join(indexDir, rel));
   if (o.sweep) {
     const cutoff = now - o.minAgeSeconds * 1000;
     for (const [dir] of BY_HASH_DIRS) {
@@ -417,10 +417,11 @@ export async function pruneByHash(indexDir: string, state: AptIndexState, o: Pru
         const rel = `by-hash/${dir}/${name}`;
         if (keptFiles.has(rel) || name.startsWith('.')) continue;
         const info = await stat(join(indexDir, rel)).catch(() => null);
-        if (info && info.isFile() && info.mtimeMs < cutoff) await rm(join(indexDir, rel), { force: true });
+        if (info && info.isFile() && info.mtimeMs < cutoff) await removeFile(join(indexDir, rel));
       }
     }
   }
   // Not fsynced: after a power loss an older manifest only keeps fewer files (see above).
-  await writeFileAtomic(manifestPath, `${JSON.stringify(kept)}\n`, { noSync: true });
+  // Pruning runs after the publish has answered: the folder may be gone since (a removed distribution).
+  await writeFileAtomic(manifestPath, `${JSON.stringify(kept)}\n`, { noSync: true, parentMustExist: true });
 }

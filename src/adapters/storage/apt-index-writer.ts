@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { Signer } from '../signing/signer.js';
-import { appendAptDistribution, publishAptDistribution, type AptDistributionState, type AptEntry, type AptPublishOptions } from './apt-publisher.js';
+import { appendAptDistribution, aptPublishingSettled, publishAptDistribution, type AptDistributionState, type AptEntry, type AptPublishOptions } from './apt-publisher.js';
 import type { Distribution } from '../../domain/distributions.js';
 import type { PackageFileEntry } from '../../domain/package.js';
 import { contentsLines } from '../../domain/repo/apt/contents.js';
@@ -29,6 +29,8 @@ export class AptIndexWriter implements IndexWriter {
   constructor(
     private readonly repoDir: string,
     private readonly sync = true,
+    /** Told of a failed by-hash pruning (it runs after a publish has answered). */
+    private readonly onCleanUpError?: (error: unknown) => void,
   ) {}
 
   private options(dist: Distribution, signer: Signer): AptPublishOptions {
@@ -43,6 +45,7 @@ export class AptIndexWriter implements IndexWriter {
       architectures: dist.architectures,
       signer,
       sync: this.sync,
+      ...(this.onCleanUpError ? { onCleanUpError: this.onCleanUpError } : {}),
     };
   }
 
@@ -70,5 +73,9 @@ export class AptIndexWriter implements IndexWriter {
 
   forget(codename: string): void {
     this.states.delete(codename);
+  }
+
+  settled(codename: string): Promise<void> {
+    return aptPublishingSettled(join(this.repoDir, 'apt'), codename);
   }
 }

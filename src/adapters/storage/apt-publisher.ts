@@ -79,6 +79,8 @@ export interface AptPublishOptions {
   maxAppends?: number;
   /** fsync written files (default true; tests may turn it off). */
   sync?: boolean;
+  /** Told of a failed by-hash pruning, which runs after the publish has answered (default: ignored; the next full publish sweeps). */
+  onCleanUpError?: (error: unknown) => void;
 }
 
 /** What was published, with timings (ms) for monitoring. */
@@ -97,17 +99,39 @@ const SOURCE = 'source';
 /** The index file base name of an index path. */
 const baseNameOf = (rel: string) => (rel.endsWith(`/${SOURCE}`) ? 'Sources' : 'Packages');
 
-/** Publishes of the same distribution in this process run one after the other. */
-const running = new Map<string, Promise<unknown>>();
+/**
+ * Publishes of the same distribution in this process run one after the other, each with the
+ * clean-up it leaves behind (by-hash pruning): the next one starts after it, but the caller has
+ * its answer as soon as the new InRelease is in place.
+ */
+const running = new Map<string, Promise<void>>();
 
-function serialised<T>(o: AptPublishOptions, task: () => Promise<T>): Promise<T> {
-  const key = join(o.repoRoot, 'dists', o.codename);
-  const previous = running.get(key) ?? Promise.resolve();
-  const next = previous.catch(() => undefined).then(task);
-  const tracked = next.catch(() => undefined);
+/** What a publish answers, and the clean-up to run before the next publish of the distribution. */
+interface WithCleanUp<T> {
+  value: T;
+  cleanUp?: () => Promise<unknown>;
+}
+
+const runningKey = (repoRoot: string, codename: string) => join(repoRoot, 'dists', codename);
+
+function serialised<T>(o: AptPublishOptions, task: () => Promise<WithCleanUp<T>>): Promise<T> {
+  const key = runningKey(o.repoRoot, o.codename);
+  const outcome = (running.get(key) ?? Promise.resolve()).then(task);
+  const tracked = outcome.then(
+    (done) => done.cleanUp?.().then(() => undefined, (error: unknown) => o.onCleanUpError?.(error)),
+    () => undefined,
+  );
   running.set(key, tracked);
   void tracked.then(() => { if (running.get(key) === tracked) running.delete(key); });
-  return next;
+  return outcome.then((done) => done.value);
+}
+
+/** Settles once the publishes of a distribution under way in this process and their clean-ups are done. */
+export async function aptPublishingSettled(repoRoot: string, codename: string): Promise<void> {
+  for (let current = running.get(runningKey(repoRoot, codename)); current; current = running.get(runningKey(repoRoot, codename))) {
+    await current;
+    if (running.get(runningKey(repoRoot, codename)) === current) break;
+  }
 }
 
 interface Layout {
@@ -204,8 +228,8 @@ export function appendAptDistribution(options: AptPublishOptions & { previous: A
     const t0 = performance.now();
     const l = layout(options);
     const previous = options.previous;
-    if (previous.distDir !== l.distDir || previous.indexes.size !== l.indexRels.length || !l.indexRels.every((rel) => previous.indexes.has(rel))) return null;
-    if (!l.components.every((c) => previous.contents.get(c)?.variants.length === l.architectures.length)) return null;
+    if (previous.distDir !== l.distDir || previous.indexes.size !== l.indexRels.length || !l.indexRels.every((rel) => previous.indexes.has(rel))) return { value: null };
+    if (!l.components.every((c) => previous.contents.get(c)?.variants.length === l.architectures.length)) return { value: null };
     const added = new Map<string, string[]>();
     const addedContents = new Map<string, string[]>();
     const push = (map: Map<string, string[]>, key: string, text: string) => {
@@ -220,8 +244,8 @@ export function appendAptDistribution(options: AptPublishOptions & { previous: A
     const opts = fileOptions(options);
     const touchedComponents = new Set([...addedContents.keys()].map((k) => k.slice(0, k.indexOf('/'))));
     // Checked for all before any changes: an index is never left extended under an old Release.
-    if ([...added.keys()].some((rel) => previous.indexes.get(rel)!.appends >= opts.maxAppends)) return null;
-    if ([...touchedComponents].some((c) => previous.contents.get(c)!.appends >= opts.maxAppends)) return null;
+    if ([...added.keys()].some((rel) => previous.indexes.get(rel)!.appends >= opts.maxAppends)) return { value: null };
+    if ([...touchedComponents].some((c) => previous.contents.get(c)!.appends >= opts.maxAppends)) return { value: null };
     const t1 = performance.now();
     // Every index and Contents file is its own set of files: all are extended side by side.
     const [indexStates, contentsStates] = await Promise.all([
@@ -237,7 +261,7 @@ export function appendAptDistribution(options: AptPublishOptions & { previous: A
         return exposeContents(dir, files as NonNullable<(typeof files)[number]>[], before.appends + 1, opts);
       })),
     ]);
-    if (indexStates.some((s) => s === null) || contentsStates.some((s) => s === null)) return null;
+    if (indexStates.some((s) => s === null) || contentsStates.some((s) => s === null)) return { value: null };
     const indexes = new Map(previous.indexes);
     [...added.keys()].forEach((rel, i) => indexes.set(rel, indexStates[i]!));
     const contents = new Map(previous.contents);
@@ -247,8 +271,11 @@ export function appendAptDistribution(options: AptPublishOptions & { previous: A
   });
 }
 
-/** Release from the recorded digests, signed; Release, Release.gpg and InRelease replaced last. */
-async function release(o: AptPublishOptions, l: Layout, state: AptDistributionState, mode: 'full' | 'append', t0: number, t1: number, changed?: Set<string>): Promise<AptPublishResult> {
+/**
+ * Release from the recorded digests, signed; Release, Release.gpg and InRelease replaced last.
+ * By-hash pruning is left as the clean-up (see `serialised`).
+ */
+async function release(o: AptPublishOptions, l: Layout, state: AptDistributionState, mode: 'full' | 'append', t0: number, t1: number, changed?: Set<string>): Promise<WithCleanUp<AptPublishResult>> {
   const t2 = performance.now();
   const date = o.date ?? releaseDate(process.env, new Date());
   const files: ReleaseFileEntry[] = [
@@ -279,17 +306,19 @@ async function release(o: AptPublishOptions, l: Layout, state: AptDistributionSt
     { name: 'Release.gpg', data: releaseGpg },
     { name: 'InRelease', data: inRelease },
   ], { noSync: o.sync === false });
-  const prune = { keep: o.keepGenerations ?? 3, minAgeSeconds: o.byHashMinAgeSeconds ?? 60, maxKept: o.maxKeptGenerations ?? 20, sweep: mode === 'full' };
-  await Promise.all([
-    ...l.indexRels.filter((rel) => !changed || changed.has(rel)).map((rel) => pruneByHash(join(l.distDir, rel), state.indexes.get(rel)!, prune)),
-    ...l.components.filter((c) => !changed || changed.has(c)).map((c) => pruneByHash(join(l.distDir, c), state.contents.get(c)!, prune)),
-  ]);
   const t4 = performance.now();
+  const prune = { keep: o.keepGenerations ?? 3, minAgeSeconds: o.byHashMinAgeSeconds ?? 60, maxKept: o.maxKeptGenerations ?? 20, sweep: mode === 'full' };
   return {
-    release: text,
-    files,
-    state,
-    mode,
-    timings: { build: t1 - t0, compress: t2 - t1, sign: t3 - t2, write: t4 - t3, total: t4 - t0 },
+    value: {
+      release: text,
+      files,
+      state,
+      mode,
+      timings: { build: t1 - t0, compress: t2 - t1, sign: t3 - t2, write: t4 - t3, total: t4 - t0 },
+    },
+    cleanUp: () => Promise.all([
+      ...l.indexRels.filter((rel) => !changed || changed.has(rel)).map((rel) => pruneByHash(join(l.distDir, rel), state.indexes.get(rel)!, prune)),
+      ...l.components.filter((c) => !changed || changed.has(c)).map((c) => pruneByHash(join(l.distDir, c), state.contents.get(c)!, prune)),
+    ]),
   };
 }

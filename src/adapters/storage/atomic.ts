@@ -31,11 +31,13 @@ export interface AtomicWriteOptions {
   mode?: number;
   /** Skip the fsyncs (for throwaway data: tests, caches). */
   noSync?: boolean;
+  /** Fail (ENOENT) rather than create the parent folders: for writes that may outlive their folder. */
+  parentMustExist?: boolean;
 }
 
 /** Replace `path` with `data` atomically, creating parent folders as needed. */
 export async function writeFileAtomic(path: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
+  if (!options.parentMustExist) await mkdir(dirname(path), { recursive: true });
   const tmp = tempPathFor(path);
   try {
     const handle = await open(tmp, 'wx', options.mode ?? 0o644);

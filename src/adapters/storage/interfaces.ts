@@ -95,4 +95,6 @@ export interface IndexWriter {
   append?(dist: Distribution, entries: readonly IndexEntry[], signer: Signer): Promise<boolean>;
   /** Drops what the writer remembers of a distribution (another process published it). */
   forget?(codename: string): void;
+  /** Settles once the writes of the distribution under way, and what they clean up after answering, are done. */
+  settled?(codename: string): Promise<void>;
 }

@@ -133,9 +133,10 @@ export class Publisher {
 
   /** Waits for every run under way (shutdown, tests). */
   async idle(): Promise<void> {
-    for (const state of this.states.values()) {
+    for (const [codename, state] of this.states) {
       await state.next?.catch(() => undefined);
       await state.current?.catch(() => undefined);
+      await Promise.all(Object.values(this.writers).map((w) => w.settled?.(codename)));
     }
   }
 
@@ -195,6 +196,8 @@ export class Publisher {
         await this.db.transaction().execute(async (trx) => {
           await lockDistributionPublishing(trx, codename);
           await work(trx);
+          // Another replica's publish must not prune by-hash files alongside this one's clean-up.
+          await writer.settled?.(codename);
         });
       } else {
         await work(this.db);

@@ -6,7 +6,7 @@ import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { KeyringStore } from '../../../src/adapters/signing/keyring-store.js';
 import type { Signer } from '../../../src/adapters/signing/signer.js';
-import { publishAptDistribution } from '../../../src/adapters/storage/apt-publisher.js';
+import { aptPublishingSettled, publishAptDistribution } from '../../../src/adapters/storage/apt-publisher.js';
 import { debPoolPath } from '../../../src/domain/repo/apt/pool-path.js';
 import { packageStanza } from '../../../src/domain/repo/apt/stanza.js';
 import { aptSandbox } from '../../helpers/apt.js';
@@ -134,6 +134,8 @@ describe('publishAptDistribution', () => {
       const r = await publish(names, { keepGenerations: 3, byHashMinAgeSeconds: 0, sync: false });
       published.push(r.files.filter((f) => f.path.startsWith('main/binary-amd64/')).map((f) => f.sha256));
     }
+    // Pruning runs after each publish has answered, before the next one starts.
+    await aptPublishingSettled(aptRoot, 'jammy');
     const present = new Set(await readdir(join(index, 'by-hash', 'SHA256')));
     const kept = published.slice(-3).flat();
     for (const h of kept) assert.ok(present.has(h), `kept ${h}`);
