@@ -118,7 +118,8 @@ async function main(): Promise<void> {
       ['aptly repo add + publish update, same file', formatMs(aptlyMs)],
       ['ratio aptly/tollgate', `${(aptlyMs / oneMs).toFixed(1)}x`],
     ]));
-    console.log(`targets: >= 50 packages/s: ${COUNT / seconds >= 50 ? 'met' : 'NOT met'}; none missing: ${missing === 0 ? 'met' : 'NOT met'}; >= 10x faster than aptly: ${aptlyMs / oneMs >= 10 ? 'met' : 'NOT met'}`);
+    // Issue #15's targets.
+    console.log(`targets: >= 250 packages/s: ${COUNT / seconds >= 250 ? 'met' : 'NOT met'}; none missing: ${missing === 0 ? 'met' : 'NOT met'}; one more upload <= 25 ms: ${oneMs <= 25 ? 'met' : 'NOT met'}; >= 25x faster than aptly: ${aptlyMs / oneMs >= 25 ? 'met' : 'NOT met'}`);
   } finally {
     server.kill('SIGTERM');
   }
