@@ -33,11 +33,13 @@ const arg = (name: string, fallback: number) => {
 };
 const COUNT = arg('packages', 2000);
 const CLIENTS = arg('clients', 8);
+/** Extra uploads, one at a time after the burst: the median is the "one more upload" figure. */
+const EXTRA = 5;
 
 
 async function main(): Promise<void> {
   await mkdir(work, { recursive: true });
-  const corpus = await debCorpus(join(work, `upload-corpus-${COUNT}`), COUNT, 1);
+  const corpus = await debCorpus(join(work, `upload-corpus-${COUNT}`), COUNT, EXTRA);
   const dataDir = join(work, 'upload-data');
   await rm(dataDir, { recursive: true, force: true });
   const port = await freePort();
@@ -86,12 +88,26 @@ async function main(): Promise<void> {
     const listed = new Set([...packages.toString().matchAll(/^Package: (.+)$/gm)].map((m) => m[1]));
     const missing = corpus.entries.slice(0, COUNT).filter((e) => !listed.has(e.name)).length;
 
+    // One more upload into a service at rest: the .deb payloads of the burst, read behind it for
+    // Contents, are done first (they publish too), then EXTRA uploads one at a time, the median.
+    const pendingPayloads = async () => Number(/^tollgate_deb_payloads_pending (\S+)/m.exec(await (await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${token}` } })).text())?.[1] ?? 0);
+    const restStart = performance.now();
+    while ((await pendingPayloads()) > 0) await new Promise((resolve) => setTimeout(resolve, 200));
+    const contentsCatchUp = (performance.now() - restStart) / 1000;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const oneMsSamples: number[] = [];
+    for (const extra of corpus.entries.slice(COUNT, COUNT + EXTRA)) {
+      const oneStart = performance.now();
+      const ok = await upload(join(corpus.extraRoot, extra.poolPath));
+      oneMsSamples.push(performance.now() - oneStart);
+      const after = await (await fetch(`${base}/repo/apt/dists/jammy/main/binary-amd64/Packages`)).text();
+      if (!ok || !after.includes(`Package: ${extra.name}\n`)) throw new Error('the extra package is not in the index after its 201');
+      // Its own payload is read behind it: wait, so the next one meets a service at rest too.
+      while ((await pendingPayloads()) > 0) await new Promise((resolve) => setTimeout(resolve, 50));
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    const oneMs = [...oneMsSamples].sort((a, b) => a - b)[Math.floor(EXTRA / 2)]!;
     const extra = corpus.entries[COUNT]!;
-    const oneStart = performance.now();
-    const ok = await upload(join(corpus.extraRoot, extra.poolPath));
-    const oneMs = performance.now() - oneStart;
-    const after = await (await fetch(`${base}/repo/apt/dists/jammy/main/binary-amd64/Packages`)).text();
-    if (!ok || !after.includes(`Package: ${extra.name}\n`)) throw new Error('the extra package is not in the index after its 201');
 
     // aptly on a repository of the same packages: one more file, then publish update.
     const { env, keyId } = await throwawayGpgHome(join(work, 'gnupg-upload'));
@@ -114,7 +130,8 @@ async function main(): Promise<void> {
       ['index publishes during the uploads', publishes],
       ['uploads not answered 201 published', String(failed)],
       ['missing from the signed index', String(missing)],
-      ['one more upload until in the signed index', formatMs(oneMs)],
+      ['Contents complete after the burst (payloads read behind it)', `${contentsCatchUp.toFixed(1)} s`],
+      [`one more upload until in the signed index (median of ${EXTRA}, at rest)`, `${formatMs(oneMs)} (${oneMsSamples.map((ms) => ms.toFixed(0)).join(', ')} ms)`],
       ['aptly repo add + publish update, same file', formatMs(aptlyMs)],
       ['ratio aptly/tollgate', `${(aptlyMs / oneMs).toFixed(1)}x`],
     ]));
