@@ -38,16 +38,17 @@ export const RATIO_FLOOR_BYTES = 64 * 1024;
 
 /**
  * zstd frames may ask for a window this large at most: fzstd cannot follow longer back-references
- * anyway, and it allocates (and zero-fills) the window for every frame.
+ * anyway, and every frame's window grows up to it (plus up to 8 MiB of room) as output comes.
  */
 const ZSTD_MAX_WINDOW_BYTES = 1 << 25;
 
 /**
- * fzstd allocates a fresh window for every frame, so a stream of tiny frames under large windows
- * costs window x frames: a frame may only start while the windows allocated so far stay within
- * this factor of the output (of the floor, at the start). Blocks cost nothing extra: our fzstd
- * patch shifts the window once per several MiB of output, not after every block (it used to, and
- * 4 KB of one-byte blocks under a 32 MiB window took 10 s).
+ * fzstd allocates a fresh window for every frame (up to 64 KiB at once, more as output comes), so
+ * a stream of tiny frames costs an allocation per frame: a frame may only start while the windows
+ * its header declared so far (an upper bound of what is allocated) stay within this factor of the
+ * output (of the floor, at the start). Blocks cost nothing extra: our fzstd patch shifts the window
+ * once per several MiB of output, not after every block (it used to, and 4 KB of one-byte blocks
+ * under a 32 MiB window took 10 s).
  */
 const ZSTD_ALLOCATION_FACTOR = 4096;
 const ZSTD_ALLOCATION_FLOOR_BYTES = 32 * 1024;
@@ -322,9 +323,9 @@ class StreamEngine implements DecoderEngine {
 }
 
 /**
- * fzstd's streaming decoder, behind a frame-header guard: fzstd allocates a window as large as
+ * fzstd's streaming decoder, behind a frame-header guard: fzstd grows a window up to the size
  * the frame header asks for, so absurd windows are refused before it sees them; and the decoder
- * is fed up to each block header, so every frame's window is paid for (see
+ * is fed up to each frame's first block header, so every frame's window is paid for (see
  * ZSTD_ALLOCATION_FACTOR) before fzstd allocates it.
  */
 class ZstdEngine implements DecoderEngine {

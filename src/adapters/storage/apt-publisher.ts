@@ -128,9 +128,11 @@ function serialised<T>(o: AptPublishOptions, task: () => Promise<WithCleanUp<T>>
 
 /** Settles once the publishes of a distribution under way in this process and their clean-ups are done. */
 export async function aptPublishingSettled(repoRoot: string, codename: string): Promise<void> {
-  for (let current = running.get(runningKey(repoRoot, codename)); current; current = running.get(runningKey(repoRoot, codename))) {
+  const key = runningKey(repoRoot, codename);
+  // A publish queued meanwhile is waited for too; an entry still in place once settled is done.
+  for (let current = running.get(key); current; current = running.get(key)) {
     await current;
-    if (running.get(runningKey(repoRoot, codename)) === current) break;
+    if (running.get(key) === current) break;
   }
 }
 

@@ -25,7 +25,7 @@ export async function fsyncDir(dir: string): Promise<void> {
   }
 }
 
-/** Options for `writeFileAtomic`. */
+/** Options for `writeFileAtomic` and `replaceFilesAtomic`. */
 export interface AtomicWriteOptions {
   /** File mode of the new file (default 0o644). */
   mode?: number;
@@ -36,23 +36,8 @@ export interface AtomicWriteOptions {
 }
 
 /** Replace `path` with `data` atomically, creating parent folders as needed. */
-export async function writeFileAtomic(path: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): Promise<void> {
-  if (!options.parentMustExist) await mkdir(dirname(path), { recursive: true });
-  const tmp = tempPathFor(path);
-  try {
-    const handle = await open(tmp, 'wx', options.mode ?? 0o644);
-    try {
-      await handle.writeFile(data);
-      if (!options.noSync) await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await rename(tmp, path);
-  } catch (err) {
-    await removeFile(tmp);
-    throw err;
-  }
-  if (!options.noSync) await fsyncDir(dirname(path));
+export function writeFileAtomic(path: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): Promise<void> {
+  return replaceFilesAtomic(dirname(path), [{ name: basename(path), data }], options);
 }
 
 /**
@@ -61,7 +46,7 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array, o
  * before every new file is whole on disk.
  */
 export async function replaceFilesAtomic(dir: string, files: ReadonlyArray<{ name: string; data: string | Uint8Array }>, options: AtomicWriteOptions = {}): Promise<void> {
-  await mkdir(dir, { recursive: true });
+  if (!options.parentMustExist) await mkdir(dir, { recursive: true });
   const temps = files.map((f) => tempPathFor(join(dir, f.name)));
   try {
     await Promise.all(files.map(async (f, i) => {
