@@ -17,11 +17,8 @@ import * as openpgp from 'openpgp';
 import { appendAptDistribution, aptPublishingSettled, publishAptDistribution, type AptPublishOptions, type AptPublishResult } from '../src/adapters/storage/apt-publisher.js';
 import { OpenPgpSigner } from '../src/adapters/signing/openpgp-signer.js';
 import { textTable } from './lib/table.js';
+import { numberArg as arg } from './lib/args.js';
 
-const arg = (name: string, fallback: number) => {
-  const at = process.argv.indexOf(`--${name}`);
-  return at > 0 ? Number(process.argv[at + 1]) : fallback;
-};
 const packages = arg('packages', 2000);
 const appends = arg('appends', 60);
 const batch = arg('batch', 4);

@@ -22,15 +22,12 @@ import { formatMs } from './lib/timing.js';
 import { freePort } from '../harness/net.js';
 import { loginAsInitialAdmin, spawnService, waitUntilReady } from '../harness/service.js';
 import { throwawayGpgHome } from './lib/gpg-home.js';
+import { numberArg as arg } from './lib/args.js';
 
 const run = promisify(execFile);
 const root = new URL('..', import.meta.url).pathname;
 const work = join(root, 'bench', '.work');
 
-const arg = (name: string, fallback: number) => {
-  const at = process.argv.indexOf(`--${name}`);
-  return at > 0 ? Number(process.argv[at + 1]) : fallback;
-};
 const COUNT = arg('packages', 2000);
 const CLIENTS = arg('clients', 8);
 /** Extra uploads, one at a time after the burst: the median is the "one more upload" figure. */

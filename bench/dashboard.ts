@@ -26,11 +26,8 @@ import { seedAudit, seedDownloads, seedFindings, seedPackages } from './lib/dash
 import { freshPostgres } from './lib/postgres.js';
 import { markdownTable, textTable } from './lib/table.js';
 import { median } from './lib/timing.js';
+import { numberArg as arg } from './lib/args.js';
 
-const arg = (name: string, fallback: number) => {
-  const at = process.argv.indexOf(`--${name}`);
-  return at > 0 ? Number(process.argv[at + 1]) : fallback;
-};
 const PACKAGES = arg('packages', 50_000);
 const DOWNLOADS = arg('downloads', 1_000_000);
 const REQUESTS = arg('requests', 300);

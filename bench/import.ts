@@ -35,15 +35,12 @@ import { debCorpus } from './lib/deb-corpus.js';
 import { bigPackages, DEBIAN_RESOLVES, signedSuite } from './lib/import-upstream.js';
 import { textTable } from './lib/table.js';
 import { formatMiB, formatMs, median } from './lib/timing.js';
+import { numberArg as arg } from './lib/args.js';
 
 const run = promisify(execFile);
 const root = new URL('..', import.meta.url).pathname;
 const work = join(root, 'bench', '.work', 'import');
 
-const arg = (name: string, fallback: number) => {
-  const at = process.argv.indexOf(`--${name}`);
-  return at > 0 ? Number(process.argv[at + 1]) : fallback;
-};
 const SYNTHETIC = arg('synthetic', 60_000);
 const CLOSURE = arg('closure', 300);
 /** `--tsx`: the service under tsx (harness/service.ts), as the figures before 2026-11-25 were taken. */

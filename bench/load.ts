@@ -39,11 +39,8 @@ import { loadTest, spawnPinnedService, type LoadResult } from './lib/http-load.j
 import { freshPostgres } from './lib/postgres.js';
 import { markdownTable, textTable } from './lib/table.js';
 import { median } from './lib/timing.js';
+import { numberArg as arg } from './lib/args.js';
 
-const arg = (name: string, fallback: number) => {
-  const at = process.argv.indexOf(`--${name}`);
-  return at > 0 ? Number(process.argv[at + 1]) : fallback;
-};
 const PACKAGES = arg('packages', 50_000);
 const SECONDS = arg('seconds', 10);
 const CONNECTIONS = arg('connections', 50);

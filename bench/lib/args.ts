@@ -1,0 +1,5 @@
+/** `--<name> <number>` from the command line, or `fallback` when absent. */
+export function numberArg(name: string, fallback: number): number {
+  const at = process.argv.indexOf(`--${name}`);
+  return at > 0 ? Number(process.argv[at + 1]) : fallback;
+}
