@@ -131,7 +131,10 @@ export async function createContext(config: Config, log: Logger): Promise<AppCon
     repo.fileLists.stop();
     await repo.fileLists.idle();
   });
-  ctx.closers.push(() => repo.publisher.idle());
+  ctx.closers.push(() => {
+    repo.publisher.stop();
+    return repo.publisher.idle();
+  });
   ctx.closers.push(async () => repo.distributions.stop());
   ctx.closers.push(async () => {
     repo.resigner.stop();

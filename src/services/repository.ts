@@ -139,7 +139,10 @@ export async function publishStaleIndexes(repo: Repository, log: Logger): Promis
   try {
     await repo.files.removeAbandonedTempFiles();
     await repo.keyring.ensureKey();
-    for (const codename of await repo.publisher.stale()) await repo.publisher.request(codename);
+    // One failure does not hold back the others; the publisher tries a failed one again itself.
+    for (const codename of await repo.publisher.stale()) {
+      await repo.publisher.request(codename).catch((error: unknown) => log.warn({ err: error, codename }, 'initial publishing failed; it is tried again'));
+    }
     // Payloads a stop left unread.
     repo.fileLists.kick();
     // Finishes a re-signing a stop interrupted, and signs RPMs stored before packages were signed.

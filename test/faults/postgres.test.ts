@@ -145,7 +145,9 @@ describe('PostgreSQL stopped mid-load and started again', () => {
     }
     const all = new Set(Array.from({ length: count }, (_, i) => `pgload-${i}`));
     assert.deepEqual(answered201, all);
-    await waitUpToDate(base, token);
+    await waitUpToDate(base, token).catch((error: unknown) => {
+      throw new Error(`${(error as Error).message}\nthe service's log:\n${service!.output()}`);
+    });
     const indexed = await verifyAptRepository(base, work.dir, 'jammy', all);
     assert.deepEqual(indexed, all, 'the index lists every package exactly as answered');
     const audit = await call(base, token, 'GET', '/audit/verify');

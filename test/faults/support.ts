@@ -103,12 +103,18 @@ export async function uploadFile(base: string, token: string, path: string, dist
  * and no .deb payload is left to read (each one read re-publishes its distribution's Contents).
  */
 export async function waitUpToDate(base: string, token: string, timeoutMs = 60_000): Promise<void> {
+  let lastSeen = 'nothing yet';
   await waitFor(async () => {
     const metrics = await (await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${token}` } })).text();
-    if (/^tollgate_deb_payloads_pending (\d+)/m.exec(metrics)?.[1] !== '0') return false;
-    const list = (await call(base, token, 'GET', '/distributions')).body as unknown as Array<{ up_to_date: boolean }>;
-    return Array.isArray(list) && list.every((d) => d.up_to_date);
-  }, 'every distribution up to date', timeoutMs);
+    const pending = /^tollgate_deb_payloads_pending (\d+)/m.exec(metrics)?.[1];
+    const answer = await call(base, token, 'GET', '/distributions');
+    const list = answer.body as unknown as Array<{ codename: string; up_to_date: boolean }>;
+    const behind = Array.isArray(list) ? list.filter((d) => !d.up_to_date) : [];
+    lastSeen = `payloads pending ${pending}; GET /distributions ${answer.status}; behind: ${JSON.stringify(behind)}`;
+    return pending === '0' && Array.isArray(list) && behind.length === 0;
+  }, 'every distribution up to date', timeoutMs).catch((error: unknown) => {
+    throw new Error(`${(error as Error).message}; last seen: ${lastSeen}`);
+  });
 }
 
 /**

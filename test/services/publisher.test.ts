@@ -14,6 +14,7 @@ import { deletePackageRow, insertPackage, type PackageRow } from '../../src/adap
 import { Publisher } from '../../src/services/publishing/publisher.js';
 import { indexFingerprint } from '../../src/adapters/db/distributions.table.js';
 import { backends, startTestApp, type TestApp } from '../helpers/app.js';
+import { waitFor } from '../../harness/service.js';
 
 /** An index kept as a list of entries, recording how each run wrote it. */
 class RecordingWriter implements IndexWriter {
@@ -42,6 +43,35 @@ class RecordingWriter implements IndexWriter {
   async append(_dist: Distribution, entries: readonly IndexEntry[]): Promise<boolean> {
     this.entries.push(...entries.map((e) => e.text));
     this.runs.push('append');
+    return true;
+  }
+}
+
+/** Fails its next `failuresLeft` writes, as a disk or database gone for a moment would. */
+class FailingWriter extends RecordingWriter {
+  constructor(public failuresLeft: number) {
+    super();
+  }
+
+  private failNow(): void {
+    if (this.failuresLeft > 0) {
+      this.failuresLeft -= 1;
+      throw new Error('disk gone');
+    }
+  }
+
+  /** The entries of each distribution (a retry publishes every stale one through this writer). */
+  readonly indexes = new Map<string, string[]>();
+
+  override async writeBatches(dist: Distribution, batches: AsyncIterable<readonly IndexEntry[]>): Promise<void> {
+    this.failNow();
+    await super.writeBatches(dist, batches);
+    this.indexes.set(dist.codename, this.entries);
+  }
+
+  override async append(dist: Distribution, entries: readonly IndexEntry[]): Promise<boolean> {
+    this.failNow();
+    this.indexes.set(dist.codename, [...(this.indexes.get(dist.codename) ?? []), ...entries.map((e) => e.text)]);
     return true;
   }
 }
@@ -154,6 +184,28 @@ for (const backend of backends()) {
       assert.equal(writer.runs.length, runs + 1);
       assert.equal(writer.runs.at(-1), 'full');
       assert.ok(!writer.entries.includes('Package: fp-a') && writer.entries.includes('Package: fp-b'));
+    });
+
+    it('publishes a distribution whose run failed again by itself, until it succeeds, and not after stop()', async () => {
+      const failing = new FailingWriter(2);
+      const signer = { fingerprint: 'test' } as unknown as Signer;
+      const retrying = new Publisher(t.ctx.db, t.ctx.dialect, { deb: failing, rpm: failing }, async () => signer, t.ctx.metrics, t.ctx.log, { firstMs: 20, maxMs: 80 });
+      await add('retried-1');
+      // Nobody asks again: the caller of the failed run got its error (an upload answered 503).
+      await assert.rejects(retrying.request(codename), /disk gone/);
+      await waitFor(async () => !(await retrying.stale()).includes(codename), 'the failed distribution published again');
+      assert.equal(failing.failuresLeft, 0, 'it failed twice more before the third try succeeded');
+      assert.ok(failing.indexes.get(codename)?.includes('Package: retried-1'));
+
+      retrying.stop();
+      failing.failuresLeft = 1;
+      await add('retried-2');
+      await assert.rejects(retrying.request(codename), /disk gone/);
+      await new Promise((r) => setTimeout(r, 300));
+      assert.ok((await retrying.stale()).includes(codename), 'a stopped publisher tried again');
+      assert.ok(!failing.indexes.get(codename)?.includes('Package: retried-2'));
+      // Leaves the distribution published for whatever runs next.
+      await retrying.request(codename);
     });
   });
 }

@@ -87,6 +87,7 @@ interface DistState {
  */
 export class Publisher {
   private readonly states = new Map<string, DistState>();
+  private readonly retry: { firstMs: number; maxMs: number; delayMs: number; timer: NodeJS.Timeout | null; stopped: boolean };
 
   constructor(
     private readonly db: Db,
@@ -95,7 +96,10 @@ export class Publisher {
     private readonly signer: () => Promise<Signer>,
     private readonly metrics: Metrics,
     private readonly log: Logger,
-  ) {}
+    retry: { firstMs: number; maxMs: number } = { firstMs: 1000, maxMs: 30_000 },
+  ) {
+    this.retry = { ...retry, delayMs: retry.firstMs, timer: null, stopped: false };
+  }
 
   private stateOf(codename: string): DistState {
     let state = this.states.get(codename);
@@ -108,9 +112,14 @@ export class Publisher {
     const state = this.stateOf(codename);
     if (state.next) return state.next;
     const start = () => {
-      const run = this.run(codename).finally(() => {
-        if (state.current === run) state.current = null;
-      });
+      const run = this.run(codename)
+        .catch((error: unknown) => {
+          this.retryLater();
+          throw error;
+        })
+        .finally(() => {
+          if (state.current === run) state.current = null;
+        });
       state.current = run;
       return run;
     };
@@ -129,6 +138,39 @@ export class Publisher {
   forget(codename: string): void {
     this.published.delete(codename);
     this.writers[findDistribution(codename)?.format ?? 'deb'].forget?.(codename);
+  }
+
+  /**
+   * A failed run (the database or disk gone for a moment) leaves its distribution stale, and the
+   * change that asked for it may never ask again: an upload answered 503 whose package was stored
+   * is answered 200 when retried, without a publish. So every stale distribution is published
+   * again after a pause that doubles while runs keep failing.
+   */
+  private retryLater(): void {
+    if (this.retry.timer || this.retry.stopped) return;
+    this.retry.timer = setTimeout(() => void this.republishStale(), this.retry.delayMs);
+    this.retry.timer.unref();
+    this.retry.delayMs = Math.min(this.retry.delayMs * 2, this.retry.maxMs);
+  }
+
+  private async republishStale(): Promise<void> {
+    this.retry.timer = null;
+    try {
+      const stale = await this.stale();
+      await Promise.all(stale.map((codename) => this.request(codename)));
+      this.retry.delayMs = this.retry.firstMs;
+    } catch (error) {
+      this.log.warn({ err: error, retryInMs: this.retry.delayMs }, 'publishing a stale index failed; trying again');
+      // A failed run has already scheduled the next try; a failed look-up (stale()) has not.
+      this.retryLater();
+    }
+  }
+
+  /** No more retries (shutdown); runs under way finish. */
+  stop(): void {
+    this.retry.stopped = true;
+    if (this.retry.timer) clearTimeout(this.retry.timer);
+    this.retry.timer = null;
   }
 
   /** Waits for every run under way (shutdown, tests). */
