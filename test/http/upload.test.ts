@@ -97,11 +97,22 @@ for (const backend of backends()) {
       assert.match(body.steps.find((s: { name: string }) => s.name === 'dependencies').message, /libc6 \(>= 2\.34\)/);
       assert.deepEqual(body.findings, { critical: 0, high: 0, medium: 0, low: 0, negligible: 0 });
       assert.deepEqual(body.reasons, []);
+      // Server-Timing: receive, each step that ran, finish, then total (at least their sum).
+      const timing = String(res.headers['server-timing']).split(', ').map((entry) => {
+        const match = /^([a-z]+);dur=(\d+\.\d)$/.exec(entry);
+        assert.ok(match, `Server-Timing entry ${entry}`);
+        return { name: match[1]!, ms: Number(match[2]) };
+      });
+      assert.deepEqual(timing.map((s) => s.name), ['receive', 'format', 'provenance', 'antivirus', 'cve', 'signature', 'dependencies', 'finish', 'total']);
+      const parts = timing.slice(0, -1).reduce((sum, s) => sum + s.ms, 0);
+      assert.ok(Math.abs(timing.at(-1)!.ms - parts) <= 0.1 * timing.length, `total ${timing.at(-1)!.ms} against the sum of its parts ${parts}`);
 
       const retry = await upload(uploader, deb, { distribution: 'jammy' }, '/api/v1/upload/');
       assert.equal(retry.statusCode, 200, retry.body);
       assert.equal(retry.json().status, 'published');
       assert.equal(retry.json().sha256, body.sha256);
+      // A duplicate stops the pipeline at the step that found it: the later ones never ran.
+      assert.doesNotMatch(String(retry.headers['server-timing']), /dependencies/);
       assert.deepEqual(retry.json().steps.map((s: { name: string }) => s.name), STEPS);
       assert.equal((await t.ctx.db.selectFrom('packages').select('id').where('name', '=', 'form-check').execute()).length, 1);
     });

@@ -9,6 +9,7 @@ import type { StepName, StepResult } from '../../domain/pipeline/types.js';
 import type { AppContext } from '../../services/context.js';
 import type { UploadAnswer } from '../../services/upload.js';
 import { principalOf } from '../auth-hook.js';
+import { UploadTiming } from '../upload-timing.js';
 import { badRequest, HttpError, toErrorAnswer, unprocessable } from '../errors.js';
 import { ErrorBody, errorResponses } from '../schemas.js';
 import type { App } from '../types.js';
@@ -102,12 +103,13 @@ function sse(reply: FastifyReply, event: string, data: unknown): void {
 }
 
 export async function uploadRoutes(app: App, ctx: AppContext): Promise<void> {
-  const run = async (request: FastifyRequest, observer: Parameters<AppContext['repo']['uploads']['upload']>[1] = {}): Promise<UploadAnswer> => {
+  const run = async (request: FastifyRequest, timing: UploadTiming): Promise<UploadAnswer> => {
     const principal = principalOf(request);
     const form = await readUploadForm(request, ctx);
+    timing.received();
     return ctx.repo.uploads.upload(
       { distribution: form.distribution, component: form.component, file: form.file, sourceFiles: form.sourceFiles, claimedSha256: form.sha256, user: principal.user.username, ip: request.ip },
-      observer,
+      timing,
     );
   };
 
@@ -119,8 +121,9 @@ export async function uploadRoutes(app: App, ctx: AppContext): Promise<void> {
       response: { ...errorResponses, 200: UploadResultSchema, 201: UploadResultSchema, 422: Type.Union([UploadResultSchema, ErrorBody]) },
     },
   }, async (request, reply) => {
-    const answer = await run(request);
-    return reply.status(answer.httpStatus).send(answer.body);
+    const timing = new UploadTiming();
+    const answer = await run(request, timing);
+    return reply.status(answer.httpStatus).header('server-timing', timing.header()).send(answer.body);
   });
 
   app.post('/upload/stream', {
