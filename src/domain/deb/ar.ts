@@ -35,13 +35,76 @@ export interface ArLimits {
 
 export const DEFAULT_AR_LIMITS: ArLimits = { maxMembers: 64, maxNameLength: 255, maxNameTableBytes: 64 * 1024 };
 
+/**
+ * An ar archive opened once for several reads. Its first `PREFIX_BYTES` are read up front, and
+ * every read or member inside them is served from memory: a .deb's headers, debian-binary,
+ * control.tar and the start of data.tar usually lie there, so reading a package takes one open
+ * and one read instead of a round trip to the thread pool for each header and member.
+ */
+export class ArFile {
+  private constructor(
+    private readonly path: string,
+    private readonly handle: FileHandle,
+    readonly size: number,
+    private readonly prefix: Buffer,
+  ) {}
+
+  static async open(path: string, prefixBytes = PREFIX_BYTES): Promise<ArFile> {
+    const handle = await open(path, 'r');
+    try {
+      const size = (await handle.stat()).size;
+      return new ArFile(path, handle, size, await readExactly(handle, 0, Math.min(size, prefixBytes)));
+    } catch (error) {
+      await handle.close();
+      throw error;
+    }
+  }
+
+  /** The members, headers only (data is never read). */
+  members(limits: Partial<ArLimits> = {}): Promise<ArMember[]> {
+    return listMembers(this, { ...DEFAULT_AR_LIMITS, ...limits });
+  }
+
+  /** `length` bytes at `position`; PackageFormatError `truncated_archive` past the end. */
+  read(position: number, length: number): Promise<Buffer> {
+    if (position + length <= this.prefix.length) return Promise.resolve(this.prefix.subarray(position, position + length));
+    return readExactly(this.handle, position, length);
+  }
+
+  /** A whole (small) member, refused when larger than `maxBytes`. */
+  async memberBytes(member: ArMember, maxBytes: number): Promise<Buffer> {
+    if (member.size > maxBytes) {
+      throw new PackageFormatError('member_too_large', `ar member ${member.name} is ${member.size} bytes (max ${maxBytes})`);
+    }
+    return this.read(member.offset, member.size);
+  }
+
+  /** The first `bytes` bytes of a member (fewer when it is shorter). */
+  memberHead(member: ArMember, bytes: number): Promise<Buffer> {
+    return this.read(member.offset, Math.min(bytes, member.size));
+  }
+
+  /** Streams a member: from memory when it lies in the prefix, else from the file. */
+  stream(member: Pick<ArMember, 'offset' | 'size'>): Readable {
+    if (member.size === 0 || member.offset + member.size > this.prefix.length) return openArMember(this.path, member);
+    return Readable.from([this.prefix.subarray(member.offset, member.offset + member.size)], { objectMode: false });
+  }
+
+  close(): Promise<void> {
+    return this.handle.close();
+  }
+}
+
+/** What ArFile reads up front: a tiny package whole, the control part of most real ones. */
+const PREFIX_BYTES = 64 * 1024;
+
 /** Lists the members of the ar archive at `path` (headers only; data is never read). */
 export async function readArMembers(path: string, limits: Partial<ArLimits> = {}): Promise<ArMember[]> {
-  const handle = await open(path, 'r');
+  const file = await ArFile.open(path, 4096);
   try {
-    return await listMembers(handle, { ...DEFAULT_AR_LIMITS, ...limits });
+    return await file.members(limits);
   } finally {
-    await handle.close();
+    await file.close();
   }
 }
 
@@ -53,31 +116,18 @@ export function openArMember(path: string, member: Pick<ArMember, 'offset' | 'si
 
 /** Reads a whole (small) member into memory, refusing members larger than `maxBytes`. */
 export async function readArMemberBytes(path: string, member: ArMember, maxBytes: number): Promise<Buffer> {
-  if (member.size > maxBytes) {
-    throw new PackageFormatError('member_too_large', `ar member ${member.name} is ${member.size} bytes (max ${maxBytes})`);
-  }
-  const handle = await open(path, 'r');
+  const file = await ArFile.open(path, 0);
   try {
-    return await readExactly(handle, member.offset, member.size);
+    return await file.memberBytes(member, maxBytes);
   } finally {
-    await handle.close();
+    await file.close();
   }
 }
 
-/** The first `bytes` bytes of a member (fewer when it is shorter). */
-export async function readArMemberHead(path: string, member: ArMember, bytes: number): Promise<Buffer> {
-  const handle = await open(path, 'r');
-  try {
-    return await readExactly(handle, member.offset, Math.min(bytes, member.size));
-  } finally {
-    await handle.close();
-  }
-}
-
-async function listMembers(handle: FileHandle, limits: ArLimits): Promise<ArMember[]> {
-  const fileSize = (await handle.stat()).size;
+async function listMembers(file: ArFile, limits: ArLimits): Promise<ArMember[]> {
+  const fileSize = file.size;
   if (fileSize < AR_MAGIC.length) throw new PackageFormatError('not_ar_archive', 'file is too short to be an ar archive');
-  const magic = await readExactly(handle, 0, AR_MAGIC.length);
+  const magic = await file.read(0, AR_MAGIC.length);
   if (magic.toString('latin1') !== AR_MAGIC) throw new PackageFormatError('not_ar_archive', 'missing !<arch> magic');
 
   const members: ArMember[] = [];
@@ -90,7 +140,7 @@ async function listMembers(handle: FileHandle, limits: ArLimits): Promise<ArMemb
     if (position + HEADER_BYTES > fileSize) {
       throw new PackageFormatError('truncated_archive', `ar header at offset ${position} is cut short`);
     }
-    const header = parseHeader(await readExactly(handle, position, HEADER_BYTES), position);
+    const header = parseHeader(await file.read(position, HEADER_BYTES), position);
     let dataOffset = position + HEADER_BYTES;
     let size = header.size;
     if (dataOffset + size > fileSize) {
@@ -108,7 +158,7 @@ async function listMembers(handle: FileHandle, limits: ArLimits): Promise<ArMemb
       if (length > limits.maxNameLength || length > size) {
         throw new PackageFormatError('bad_member_name', `ar member name length ${length} is invalid`);
       }
-      name = (await readExactly(handle, dataOffset, length)).toString('latin1').replace(/\0+$/, '');
+      name = (await file.read(dataOffset, length)).toString('latin1').replace(/\0+$/, '');
       dataOffset += length;
       size -= length;
     } else if (header.rawName === '//') {
@@ -116,7 +166,7 @@ async function listMembers(handle: FileHandle, limits: ArLimits): Promise<ArMemb
       if (size > limits.maxNameTableBytes) {
         throw new PackageFormatError('bad_member_name', `ar long-name table of ${size} bytes is too large`);
       }
-      nameTable = await readExactly(handle, dataOffset, size);
+      nameTable = await file.read(dataOffset, size);
       name = null;
     } else if (header.rawName === '/' || header.rawName === '/SYM64/') {
       name = null; // symbol tables carry no member

@@ -6,7 +6,7 @@
  * Everything is bounded (member sizes, decompression, entry counts, control size) and every
  * malformation is a PackageFormatError with a specific code. The file is never read whole.
  */
-import { readArMemberBytes, readArMemberHead, readArMembers, openArMember, type ArMember } from './ar.js';
+import { ArFile, readArMembers, openArMember, type ArMember } from './ar.js';
 import { parseControlStanza, type ControlStanza } from './control.js';
 import { parseRelations } from './relations.js';
 import { walkTar, type TarEntryHeader, type TarEntryType } from './tar.js';
@@ -124,15 +124,24 @@ export type DebPayloadReading = 'list' | 'defer';
 /** Reads and validates the .deb at `path`; throws PackageFormatError on any malformation. */
 export async function readDebPackage(path: string, overrides: Partial<DebLimits> = {}, payload: DebPayloadReading = 'list'): Promise<DebPackage> {
   const limits: DebLimits = { ...DEFAULT_DEB_LIMITS, ...overrides };
-  const members = await readArMembers(path, { maxMembers: limits.maxMembers });
-  const layout = locateMembers(members);
-  const formatVersion = await readFormatVersion(path, layout.debianBinary);
-
-  const control = await readControlArchive(path, layout.control, limits);
-  const identity = validateControl(control.stanza);
+  const file = await ArFile.open(path);
+  let members: ArMember[];
+  let layout: ReturnType<typeof locateMembers>;
+  let formatVersion: string;
+  let control: ControlArchive;
+  let identity: ReturnType<typeof validateControl>;
+  try {
+    members = await file.members({ maxMembers: limits.maxMembers });
+    layout = locateMembers(members);
+    formatVersion = await readFormatVersion(file, layout.debianBinary);
+    control = await readControlArchive(file, layout.control, limits);
+    identity = validateControl(control.stanza);
+    if (payload === 'defer') await checkDataMagic(file, layout.data);
+  } finally {
+    await file.close();
+  }
   let files: DebFileEntry[] = [];
   if (payload === 'list') files = await listDataFiles(path, layout.data, limits);
-  else await checkDataMagic(path, layout.data);
 
   return {
     ...identity,
@@ -202,8 +211,8 @@ function compressionOf(name: string, base: string): Compression {
   return kind;
 }
 
-async function readFormatVersion(path: string, member: ArMember): Promise<string> {
-  const bytes = await readArMemberBytes(path, member, 64).catch((error: unknown) => {
+async function readFormatVersion(file: ArFile, member: ArMember): Promise<string> {
+  const bytes = await file.memberBytes(member, 64).catch((error: unknown) => {
     if (error instanceof PackageFormatError && error.code === 'member_too_large') {
       throw new PackageFormatError('unsupported_deb_version', 'debian-binary is too large');
     }
@@ -223,7 +232,7 @@ interface ControlArchive {
   conffiles: string[];
 }
 
-async function readControlArchive(path: string, tar: TarMember, limits: DebLimits): Promise<ControlArchive> {
+async function readControlArchive(file: ArFile, tar: TarMember, limits: DebLimits): Promise<ControlArchive> {
   if (tar.member.size > limits.maxControlMemberBytes) {
     throw new PackageFormatError('control_too_large', `${tar.member.name} is ${tar.member.size} bytes (max ${limits.maxControlMemberBytes})`);
   }
@@ -231,7 +240,7 @@ async function readControlArchive(path: string, tar: TarMember, limits: DebLimit
   let controlBytes: Buffer | null = null;
   let conffilesBytes: Buffer | null = null;
   await walkTar(
-    openArMember(path, tar.member),
+    file.stream(tar.member),
     tar.compression,
     tar.member.size,
     {
@@ -248,7 +257,7 @@ async function readControlArchive(path: string, tar: TarMember, limits: DebLimit
           return {
             capture: true,
             maxBytes: limits.maxControlFileBytes,
-            tooLarge: new PackageFormatError('control_too_large', `${name} exceeds ${limits.maxControlFileBytes} bytes`),
+            tooLarge: () => new PackageFormatError('control_too_large', `${name} exceeds ${limits.maxControlFileBytes} bytes`),
           };
         }
         return { capture: false };
@@ -332,8 +341,8 @@ export async function listDebPayload(path: string, overrides: Partial<DebLimits>
 }
 
 /** data.tar starts as its name says it is compressed (an uncompressed one: with a tar header's magic). */
-async function checkDataMagic(path: string, tar: TarMember): Promise<void> {
-  const head = await readArMemberHead(path, tar.member, 512);
+async function checkDataMagic(file: ArFile, tar: TarMember): Promise<void> {
+  const head = await file.memberHead(tar.member, 512);
   const ok = tar.compression === 'none' ? head.subarray(257, 262).toString('latin1') === 'ustar' : detectCompression(head) === tar.compression;
   if (!ok) throw new PackageFormatError('decompression_failed', `${tar.member.name} does not start as ${tar.compression === 'none' ? 'a tar archive' : `${tar.compression} data`}`);
 }

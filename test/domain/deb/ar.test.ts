@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { buffer } from 'node:stream/consumers';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
-import { openArMember, readArMemberBytes, readArMembers } from '../../../src/domain/deb/ar.js';
+import { ArFile, openArMember, readArMemberBytes, readArMembers } from '../../../src/domain/deb/ar.js';
 import { PackageFormatError } from '../../../src/domain/errors.js';
 import { buildDeb, writeArArchive } from '../../../harness/debs.js';
 import { makeTempDir } from '../../helpers/tmp.js';
@@ -47,6 +47,29 @@ describe('readArMembers on real archives', () => {
     }
     assert.equal((await readArMemberBytes(deb, members[0]!, 64)).toString(), '2.0\n');
     await assert.rejects(readArMemberBytes(deb, members[2]!, 10), code('member_too_large'));
+  });
+
+  it('ArFile gives the same bytes whether a member lies in its prefix, across its end or past it', async () => {
+    const deb = await buildDeb(dir, { name: 'ar-prefix', version: '1.0', files: { 'usr/share/x': randomBytes(20_000) } });
+    const whole = await readFile(deb);
+    const expected = await readArMembers(deb);
+    // A prefix of nothing, of part of the archive (a boundary inside a header and inside members), and of all of it.
+    for (const prefixBytes of [0, 70, 200, 1000, whole.length - 3, whole.length + 10]) {
+      const file = await ArFile.open(deb, prefixBytes);
+      try {
+        assert.deepEqual(await file.members(), expected, `prefix ${prefixBytes}`);
+        for (const member of expected) {
+          const bytes = whole.subarray(member.offset, member.offset + member.size);
+          assert.ok((await buffer(file.stream(member))).equals(bytes), `${member.name}, prefix ${prefixBytes}`);
+          assert.ok((await file.memberHead(member, 512)).equals(bytes.subarray(0, 512)), `${member.name} head, prefix ${prefixBytes}`);
+        }
+        assert.ok((await file.read(60, 40)).equals(whole.subarray(60, 100)));
+        await assert.rejects(file.read(whole.length - 5, 10), code('truncated_archive'));
+        await assert.rejects(file.memberBytes(expected[2]!, 10), code('member_too_large'));
+      } finally {
+        await file.close();
+      }
+    }
   });
 
   it('reads GNU long names (the // table) written by binutils ar, odd sizes and padding', async () => {
