@@ -110,6 +110,10 @@ describe('disk full: DATA_DIR on a small tmpfs', { skip: isRoot ? false : 'needs
     // its file. A 507 that came after the row was committed (the index or audit could not be
     // written) leaves a whole package that the next publish lists; nothing else remains of it.
     await rm(join(mount, 'ballast'), { force: true });
+    // A publish that failed for want of space is tried again by the publisher once there is some
+    // (after a pause of up to 30 s); while it writes, its temp files are not leftovers. Once the
+    // index is up to date nothing is writing.
+    await waitUpToDate(base, token, 90_000);
     assert.deepEqual(await leftoverTempFiles(dataDir), []);
     assert.deepEqual(await readdir(join(dataDir, 'tmp')), []);
     const db = new SQLite(join(dataDir, 'tollgate.db'), { readonly: true });
