@@ -18,7 +18,7 @@ import { multipartBody } from '../harness/multipart.js';
 import { debCorpus } from './lib/deb-corpus.js';
 import { runMeasured } from './lib/proc.js';
 import { textTable } from './lib/table.js';
-import { formatMs } from './lib/timing.js';
+import { formatMs, median } from './lib/timing.js';
 import { freePort } from '../harness/net.js';
 import { loginAsInitialAdmin, spawnService, waitUntilReady } from '../harness/service.js';
 import { throwawayGpgHome } from './lib/gpg-home.js';
@@ -43,7 +43,6 @@ function medianTiming(headers: readonly string[]): string {
       if (name && dur) parts.set(name, [...(parts.get(name) ?? []), Number(dur)]);
     }
   }
-  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
   return [...parts].map(([name, values]) => `${name} ${median(values).toFixed(1)}`).join(', ') + ' ms';
 }
 
@@ -121,7 +120,7 @@ async function main(): Promise<void> {
       while ((await pendingPayloads()) > 0) await new Promise((resolve) => setTimeout(resolve, 50));
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
-    const oneMs = [...oneMsSamples].sort((a, b) => a - b)[Math.floor(EXTRA / 2)]!;
+    const oneMs = median(oneMsSamples);
     const extra = corpus.entries[COUNT]!;
 
     // aptly on a repository of the same packages: one more file, then publish update.
