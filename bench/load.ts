@@ -9,12 +9,14 @@
  * as bench/dashboard seeds it (packages, findings, audit entries), the indexes are published and
  * ANALYZE is run. Then the compiled service (as `npm start` runs it) is started:
  *
- *   - one replica pinned to core 0 (`taskset -c 0`);
- *   - two replicas, pinned to cores 0 and 1, on the same database, DATA_DIR, JWT and settings keys.
+ *   - one replica pinned to core 0 (`taskset -c 0`), the load generator pinned to core 1;
+ *   - two replicas, pinned to cores 0 and 1, on the same database, DATA_DIR, JWT and settings keys,
+ *     the load generator beside them (unpinned).
  *
  * Each endpoint is first fetched 20 times one at a time (median: the service's own time, without
  * queueing), then 11 times each right after raising the catalog generation (as any write to packages
- * does: the listings' totals and the review order are computed again; median), then loaded with autocannon (in this process, not pinned) for `--seconds` at
+ * does: the listings' pages, totals and the review order are computed again; median), then loaded
+ * with autocannon (bench/lib/autocannon-child.mjs, a process of its own) for `--seconds` at
  * `--connections` keep-alive connections, after a 2-second warm-up. With two replicas one autocannon
  * run alternates its connections over both (connection i → replica i mod 2: half the connections
  * each) and all latencies land in one histogram. Latencies are autocannon's, whole milliseconds, of
@@ -124,9 +126,12 @@ async function stop(child: ChildProcess): Promise<void> {
 
 interface ConfigResult { results: Map<string, LoadResult>; single: Map<string, number>; uncached: Map<string, number>; peaks: number[] }
 
-/** Starts `cores.length` replicas (replica k pinned to cores[k]), checks and loads every endpoint, stops them. */
-async function runConfiguration(label: string, main: string, cores: string[], dataDir: string, env: Record<string, string>): Promise<ConfigResult> {
-  console.log(`\n${label}: ${cores.map((c, k) => `replica ${k + 1} on core ${c} (port ${PORTS[k]})`).join(', ')}`);
+/**
+ * Starts `cores.length` replicas (replica k pinned to cores[k]), checks and loads every endpoint, stops them.
+ * The load generator runs on `generatorCores` (unpinned when undefined).
+ */
+async function runConfiguration(label: string, main: string, cores: string[], generatorCores: string | undefined, dataDir: string, env: Record<string, string>): Promise<ConfigResult> {
+  console.log(`\n${label}: ${cores.map((c, k) => `replica ${k + 1} on core ${c} (port ${PORTS[k]})`).join(', ')}; load generator ${generatorCores ? `on core ${generatorCores}` : 'unpinned'}`);
   const children = cores.map((core, k) => spawnPinnedService(main, core, dataDir, PORTS[k]!, env));
   try {
     const bases = PORTS.slice(0, cores.length).map((port) => `http://127.0.0.1:${port}`);
@@ -166,8 +171,8 @@ async function runConfiguration(label: string, main: string, cores: string[], da
     const results = new Map<string, LoadResult>();
     for (const e of ENDPOINTS) {
       const urls = bases.map((b) => `${b}${e.path}`);
-      await loadTest(urls, CONNECTIONS, WARMUP_SECONDS, headers);
-      const r = await loadTest(urls, CONNECTIONS, SECONDS, headers);
+      await loadTest(urls, CONNECTIONS, WARMUP_SECONDS, headers, generatorCores);
+      const r = await loadTest(urls, CONNECTIONS, SECONDS, headers, generatorCores);
       results.set(e.name, r);
       console.log(`  ${e.name}: one at a time ${single.get(e.name)!.toFixed(1)} ms (after a write ${uncached.get(e.name)!.toFixed(1)} ms); loaded ${r.rps.toFixed(0)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, non-2xx ${r.non2xx}, errors ${r.errors} (load average ${load()})`);
     }
@@ -194,8 +199,8 @@ async function main(): Promise<void> {
     await prepare(env);
     const main = await timed('compiling the service', () => buildService(BUILD_DIR));
 
-    const one = await runConfiguration('one replica', main, ['0'], dataDir, env);
-    const two = await runConfiguration('two replicas', main, ['0', '1'], dataDir, env);
+    const one = await runConfiguration('one replica', main, ['0'], '1', dataDir, env);
+    const two = await runConfiguration('two replicas', main, ['0', '1'], undefined, dataDir, env);
 
     const cell = (r: LoadResult | undefined) => (r ? `${r.rps.toFixed(0)} req/s` : '');
     const rows: string[][] = [[

@@ -1,31 +1,23 @@
 /**
- * HTTP load for bench/load: autocannon driven programmatically (typed here: the package ships no
- * types), and the compiled service started pinned to CPU cores with `taskset`.
+ * HTTP load for bench/load: autocannon in a process of its own (autocannon-child.mjs), pinned to
+ * CPU cores with `taskset` when asked, and the compiled service started pinned likewise.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createRequire } from 'node:module';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { promisify } from 'node:util';
 
 const root = new URL('../..', import.meta.url).pathname;
+const run = promisify(execFile);
 
-/** The part of autocannon's result this bench reads (latencies in milliseconds). */
-interface AutocannonResult {
+/** What autocannon-child.mjs prints (latencies in milliseconds). */
+interface AutocannonSummary {
   duration: number;
   errors: number;
   timeouts: number;
   non2xx: number;
-  '2xx': number;
-  requests: { average: number; total: number };
-  latency: { p50: number; p99: number; average: number; max: number };
+  total: number;
+  p50: number;
+  p99: number;
 }
-interface AutocannonOptions {
-  url: string | string[];
-  connections: number;
-  duration: number;
-  headers?: Record<string, string>;
-  timeout?: number;
-}
-type Autocannon = (options: AutocannonOptions) => Promise<AutocannonResult>;
-const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
 
 /** What one load run measured. */
 export interface LoadResult {
@@ -42,11 +34,16 @@ export interface LoadResult {
 /**
  * `connections` keep-alive connections sending GETs for `seconds`. With several URLs, connection i
  * uses urls[i % urls.length] (autocannon's round robin), so the load is spread evenly over them and
- * the latencies land in one histogram.
+ * the latencies land in one histogram. `cpus` pins the load generator (`taskset -c`); without it
+ * the scheduler places it.
  */
-export async function loadTest(urls: string[], connections: number, seconds: number, headers: Record<string, string>): Promise<LoadResult> {
-  const r = await autocannon({ url: urls.length === 1 ? urls[0]! : urls, connections, duration: seconds, headers, timeout: 30 });
-  return { rps: r.requests.total / r.duration, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors + r.timeouts, total: r.requests.total };
+export async function loadTest(urls: string[], connections: number, seconds: number, headers: Record<string, string>, cpus?: string): Promise<LoadResult> {
+  const options = { url: urls.length === 1 ? urls[0]! : urls, connections, duration: seconds, headers, timeout: 30 };
+  const child = [process.execPath, new URL('autocannon-child.mjs', import.meta.url).pathname];
+  const [command, ...args] = cpus ? ['taskset', '-c', cpus, ...child] : child;
+  const { stdout } = await run(command!, args, { env: { ...process.env, AUTOCANNON_OPTIONS: JSON.stringify(options) }, maxBuffer: 1024 * 1024 });
+  const r = JSON.parse(stdout) as AutocannonSummary;
+  return { rps: r.total / r.duration, p50: r.p50, p99: r.p99, non2xx: r.non2xx, errors: r.errors + r.timeouts, total: r.total };
 }
 
 /**

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { jwtVerify, SignJWT } from 'jose';
+import { jwtVerify, SignJWT, type JWTPayload } from 'jose';
 import { verify as verifyTotp } from 'otplib';
 import type { AuditLog } from '../adapters/audit/audit-log.js';
 import type { SecretBox } from '../adapters/crypto/secret-box.js';
@@ -59,8 +59,18 @@ export interface AuthDeps {
   directory: DirectoryLogin;
 }
 
+/** Verified access tokens kept (oldest dropped first): about one per active session. */
+const VERIFIED_KEPT = 10_000;
+
 export class AuthService {
   private readonly key: Uint8Array;
+  /**
+   * Access tokens whose signature and claims were verified, with their claims: the same token on
+   * every request of a session is verified once (the signature check was ~6 % of a cheap read
+   * under load). Expiry is still checked each time, and the account is still read each time (its
+   * token version, role and state). A look-up needs the whole token, so it tells nothing about one.
+   */
+  private readonly verified = new Map<string, JWTPayload>();
   private readonly users: UserService;
   private readonly lockout: Lockout;
 
@@ -92,18 +102,30 @@ export class AuthService {
   }
 
   private async verifyJwt(token: string, typ: 'access' | 'mfa'): Promise<UserRow | null> {
-    let payload;
-    try {
-      // jose checks exp only when present: a token without one would never expire.
-      ({ payload } = await jwtVerify(token, this.key, { algorithms: ['HS256'], requiredClaims: ['exp', 'iat'] }));
-    } catch {
+    let payload = typ === 'access' ? this.verified.get(token) : undefined;
+    if (payload && payload.exp! <= Date.now() / 1000) {
+      this.verified.delete(token);
       return null;
+    }
+    if (!payload) {
+      try {
+        // jose checks exp only when present: a token without one would never expire.
+        ({ payload } = await jwtVerify(token, this.key, { algorithms: ['HS256'], requiredClaims: ['exp', 'iat'] }));
+      } catch {
+        return null;
+      }
+      if (typ === 'access' && payload.typ === 'access') this.keepVerified(token, payload);
     }
     if (payload.typ !== typ || typeof payload.sub !== 'string') return null;
     // Outside the try: a database that cannot answer is a 503, not an invalid token.
     const user = await this.users.byId(payload.sub);
     if (!user || payload.ver !== user.token_version) return null;
     return user;
+  }
+
+  private keepVerified(token: string, payload: JWTPayload): void {
+    this.verified.set(token, payload);
+    if (this.verified.size > VERIFIED_KEPT) this.verified.delete(this.verified.keys().next().value!);
   }
 
   /**

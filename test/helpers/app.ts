@@ -160,11 +160,20 @@ function checkSerialisation(app: BuiltApp['app']): void {
     returned.set(request, JSON.parse(JSON.stringify(payload ?? null)) as unknown);
     return payload;
   });
+  // Routes that send kept answers (src/http/kept-answers.ts) serialize through reply.serialize and
+  // send the bytes: checked the same way when they make them.
+  app.addHook('onRequest', async (request, reply) => {
+    const serialize = reply.serialize.bind(reply);
+    reply.serialize = (payload: unknown) => {
+      returned.set(request, JSON.parse(JSON.stringify(payload ?? null)) as unknown);
+      return serialize(payload);
+    };
+  });
   app.addHook('onSend', async (request, reply, payload) => {
-    if (!returned.has(request) || typeof payload !== 'string') return payload;
+    if (!returned.has(request) || !(typeof payload === 'string' || Buffer.isBuffer(payload))) return payload;
     let sent: unknown;
     try {
-      sent = JSON.parse(payload);
+      sent = JSON.parse(String(payload));
     } catch {
       return payload;
     }

@@ -63,7 +63,7 @@ for (const backend of backends()) {
       assert.ok((await readCatalogGeneration(db)) > g3);
     });
 
-    it('a rolled-back write leaves it; a change to a column no listing counts or orders by does not raise it', async () => {
+    it('a rolled-back write leaves it; a change to a column no listing shows does not raise it', async () => {
       const db = t.ctx.db;
       const g0 = await readCatalogGeneration(db);
       await assert.rejects(db.transaction().execute(async (trx) => {
@@ -72,6 +72,7 @@ for (const backend of backends()) {
       }), /roll back/);
       assert.equal(await readCatalogGeneration(db), g0);
       await db.updateTable('packages').set({ pipeline: '[{"step":"x"}]' }).where('id', '=', 'g1').execute();
+      await db.updateTable('packages').set({ files: '["/usr/bin/x"]', listed_generation: 3 }).where('id', '=', 'g1').execute();
       assert.equal(await readCatalogGeneration(db), g0);
     });
 
@@ -125,6 +126,54 @@ for (const backend of backends()) {
       assert.equal(await names(), before.names);
       assert.equal(await search(), before.search + 1);
       assert.deepEqual(await queue(), []);
+    });
+
+    it('kept pages follow a change to any column they show and to a decision record, made by another process', async () => {
+      const db = t.ctx.db;
+      const versions = async () => (await get('/artifacts?per_page=100')).items.find((i) => i.name === 'gen-alpha') as unknown as { versions: Array<{ distribution: string; cve_status: string }> };
+      const searched = async () => (await get('/packages?q=gen-alpha&per_page=100')).items as unknown as Array<{ id: string; reasons: string[]; sha256: string }>;
+      assert.equal((await versions()).versions.find((v) => v.distribution === 'jammy')?.cve_status, 'no_findings');
+      await db.updateTable('packages').set({ cve_status: 'not_scanned' }).where('id', '=', 'g1').execute();
+      assert.equal((await versions()).versions.find((v) => v.distribution === 'jammy')?.cve_status, 'not_scanned', 'a CVE status change alone');
+
+      await searched();
+      await db.updateTable('packages').set({ reasons: '["held by hand"]' }).where('id', '=', 'g1').execute();
+      assert.deepEqual((await searched()).find((p) => p.id === 'g1')?.reasons, ['held by hand'], 'the reasons alone');
+      await db.updateTable('packages').set({ sha256: 'e'.repeat(64) }).where('id', '=', 'g1').execute();
+      assert.equal((await searched()).find((p) => p.id === 'g1')?.sha256, 'e'.repeat(64), 'a re-signed file');
+
+      await db.insertInto('packages').values(row('g9', 'gen-zeta', 'jammy', 'upgrade_required')).execute();
+      const decisionOfZeta = async () => ((await get('/security/review-queue?per_page=100')).items.find((i) => i.name === 'gen-zeta') as unknown as { decision: { target_version: string } | null }).decision;
+      assert.equal(await decisionOfZeta(), null);
+      const decision = {
+        name: 'gen-zeta', version: '1.0-1', arch: 'amd64', action: 'upgrade_required' as const, justification: 'fix first', expires_at: null,
+        target_version: '1.0-2', cve_ids: '[]', covered_cve_ids: '[]', decided_by: 'admin', decided_at: new Date().toISOString(),
+      };
+      await db.insertInto('security_decisions').values(decision).execute();
+      assert.equal((await decisionOfZeta())?.target_version, '1.0-2', 'a decision record written');
+      await db.updateTable('security_decisions').set({ target_version: '1.0-3' }).where('name', '=', 'gen-zeta').execute();
+      assert.equal((await decisionOfZeta())?.target_version, '1.0-3', 'a decision record replaced');
+      await db.deleteFrom('security_decisions').where('name', '=', 'gen-zeta').execute();
+      await db.deleteFrom('packages').where('id', '=', 'g9').execute();
+    });
+
+    it("a kept review page answers the days remaining of the moment asked about", async () => {
+      const db = t.ctx.db;
+      const deadline = Date.UTC(2026, 11, 10, 12);
+      await db.insertInto('packages').values({ ...row('g10', 'gen-eta', 'jammy', 'pending_review'), sla_deadline: new Date(deadline).toISOString() }).execute();
+      const remaining = async (at: number) => {
+        const { items } = await t.ctx.security.queries.reviewQueue({}, { page: 1, perPage: 100 }, new Date(at));
+        const entry = items.find((i) => i.name === 'gen-eta')!;
+        return [(entry.sla_remaining_days ?? NaN) + 0, entry.overdue]; // + 0: -0 (JSON 0) compares as 0
+      };
+      const day = 86_400_000;
+      assert.deepEqual(await remaining(deadline - 2.5 * day), [3, false]);
+      assert.deepEqual(await remaining(deadline - 2.1 * day), [3, false]);
+      assert.deepEqual(await remaining(deadline - 1.9 * day), [2, false], 'a day boundary crossed');
+      assert.deepEqual(await remaining(deadline - 2.5 * day), [3, false], 'an earlier moment than the kept one');
+      assert.deepEqual(await remaining(deadline + 0.5 * day), [0, false]);
+      assert.deepEqual(await remaining(deadline + 1.5 * day), [-1, true]);
+      await db.deleteFrom('packages').where('id', '=', 'g10').execute();
     });
 
     it('two catalogs (two replicas) on one database agree after a write through either', async () => {

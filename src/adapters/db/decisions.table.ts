@@ -14,6 +14,11 @@ export async function findDecision(db: Db, name: string, version: string, arch: 
   return db.selectFrom('security_decisions').selectAll().where('name', '=', name).where('version', '=', version).where('arch', '=', arch).executeTakeFirst();
 }
 
+/** The decision records of every version and arch of these package names (one query). */
+export async function findDecisionsForNames(db: Db, names: readonly string[]): Promise<DecisionRow[]> {
+  return db.selectFrom('security_decisions').selectAll().where('name', 'in', names).execute();
+}
+
 /** Store the decision of a name/version/arch, replacing the previous one. */
 export async function upsertDecision(db: Db, decision: NewDecision): Promise<void> {
   const { name: _name, version: _version, arch: _arch, ...updatable } = decision;

@@ -208,6 +208,12 @@ export async function packageVersionsNamed(db: Db, names: readonly string[], dis
   return (await q.orderBy('created_at').orderBy('seq').execute()).map((r) => ({ ...r, size: Number(r.size), seq: Number(r.seq) }));
 }
 
+/** Every version of a package with its validation record (not its index entry, metadata or file list), in upload order. */
+export async function packageVersionsWithSteps(db: Db, name: string): Promise<Array<VersionListRow & Pick<PackageRow, 'pipeline'>>> {
+  const rows = await db.selectFrom('packages').select([...VERSION_LIST_COLUMNS, 'pipeline']).where('name', '=', name).orderBy('created_at').orderBy('seq').execute();
+  return rows.map((r) => ({ ...r, size: Number(r.size), seq: Number(r.seq) }));
+}
+
 /** How many indexed packages each distribution that has any holds. */
 export async function countIndexedPackagesByDistribution(db: Db): Promise<Array<{ distribution: string; n: number }>> {
   const rows = await db

@@ -1,7 +1,6 @@
 import type { Insertable, Selectable } from 'kysely';
 import { INDEXED_STATUSES } from '../../domain/distributions.js';
 import type { Db } from './index.js';
-import type { DecisionRow } from './decisions.table.js';
 import type { PackagesTable, SbomInventoryTable } from './schema.js';
 
 /** The columns an SBOM needs (not the index entry or file list). */
@@ -109,10 +108,6 @@ export async function findSbomRowsByIds(db: Db, ids: readonly string[]): Promise
 }
 
 /** Decision records of every version and arch of these package names. */
-export async function findDecisionsForNames(db: Db, names: readonly string[]): Promise<DecisionRow[]> {
-  return db.selectFrom('security_decisions').selectAll().where('name', 'in', names).execute();
-}
-
 /** Cached inventories (JSON) of these files, computed by this scanner version. */
 export async function findCachedInventories(db: Db, shas: readonly string[], scanner: number): Promise<Array<{ sha256: string; data: string }>> {
   return db.selectFrom('sbom_inventory').select(['sha256', 'data']).where('sha256', 'in', shas).where('scanner', '=', scanner).execute();

@@ -95,7 +95,7 @@ export interface DistributionsTable {
   retired_at: string | null;
 }
 
-/** One row (id 1): grows with every committed change to what the listings count and order (migration 0015). */
+/** One row (id 1): grows with every committed change to what the listings count, order or show (migrations 0015, 0016). */
 export interface CatalogGenerationTable {
   id: number;
   generation: string | number;

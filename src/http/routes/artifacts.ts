@@ -11,6 +11,7 @@ import { providesLookup } from '../../services/packages/provides.js';
 import { parseStoredFindings } from '../../services/security/findings-store.js';
 import { actorOf, principalOf } from '../auth-hook.js';
 import { notFound } from '../errors.js';
+import { keptAnswers } from '../kept-answers.js';
 import { PackageFormatOut, PackageListItemOut, PackageVersionOut, StoredStepOut } from '../package-schemas.js';
 import { answering, errorResponses, Nullable, Page, PageQuery, pageOf, StringEnum } from '../schemas.js';
 import { CveStatusOut, PackageStatusOut, StoredFindingOut } from '../security-schemas.js';
@@ -66,10 +67,12 @@ const SyncReportOut = answering<SyncReport>()(Type.Object({
 }));
 
 /** The stored validation steps of a row, as its upload recorded them. */
-const stepsOf = (row: PackageRow) => JSON.parse(row.pipeline) as StepResult[];
+const stepsOf = (row: Pick<PackageRow, 'pipeline'>) => JSON.parse(row.pipeline) as StepResult[];
 
 export async function artifactRoutes(app: App, ctx: AppContext): Promise<void> {
   const catalog = new Catalog(ctx.db);
+  const sendArtifacts = keptAnswers();
+  const sendPackages = keptAnswers();
   const lifecycle = ctx.repo.lifecycle;
 
   const rowsOr404 = async (name: string, filter: { version?: string; distribution?: string; arch?: string } = {}) => {
@@ -85,16 +88,17 @@ export async function artifactRoutes(app: App, ctx: AppContext): Promise<void> {
       querystring: Type.Object({ ...PageQuery, distribution: Type.Optional(Type.String({ maxLength: 50 })) }, { additionalProperties: false }),
       response: { ...errorResponses, 200: Page(ArtifactSummaryOut) },
     },
-  }, async (request) => {
+  }, async (request, reply) => {
     const { page = 1, per_page = 100, distribution } = request.query;
-    const { total, items } = await catalog.artifacts({ page, perPage: per_page }, distribution);
-    return pageOf(items, total, page, per_page);
+    const kept = await catalog.artifacts({ page, perPage: per_page }, distribution);
+    return sendArtifacts(reply, kept, () => pageOf(kept.items, kept.total, page, per_page));
   });
 
   app.get('/artifacts/:name', {
     schema: { tags: ['artifacts'], summary: 'All versions, the last validation results and CVE findings', params: Type.Object({ name: Name }), response: { ...errorResponses, 200: ArtifactOut } },
   }, async (request) => {
-    const rows = await rowsOr404(request.params.name);
+    const rows = await catalog.versionsOf(request.params.name);
+    if (rows.length === 0) throw notFound(`Package ${request.params.name}`, 'package_not_found');
     const latest = latestRow(rows);
     return {
       name: latest.name,
@@ -191,9 +195,9 @@ export async function artifactRoutes(app: App, ctx: AppContext): Promise<void> {
       }, { additionalProperties: false }),
       response: { ...errorResponses, 200: Page(PackageListItemOut) },
     },
-  }, async (request) => {
+  }, async (request, reply) => {
     const { page = 1, per_page = 100, q, distribution, status } = request.query;
-    const { total, items } = await catalog.packages({ q, distribution, status }, { page, perPage: per_page });
-    return pageOf(items, total, page, per_page);
+    const kept = await catalog.packages({ q, distribution, status }, { page, perPage: per_page });
+    return sendPackages(reply, kept, () => pageOf(kept.items, kept.total, page, per_page));
   });
 }

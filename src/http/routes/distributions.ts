@@ -4,6 +4,7 @@ import type { AppContext } from '../../services/context.js';
 import { Catalog, latestRow } from '../../services/packages/catalog.js';
 import { actorOf } from '../auth-hook.js';
 import { notFound, unprocessable } from '../errors.js';
+import { keptAnswers } from '../kept-answers.js';
 import { PackageFormatOut, PackageListItemOut } from '../package-schemas.js';
 import { answering, errorResponses, Nullable, Page, pageOf, PageQuery } from '../schemas.js';
 import type { App } from '../types.js';
@@ -57,6 +58,7 @@ const DefinitionFields = {
 
 export async function distributionRoutes(app: App, ctx: AppContext): Promise<void> {
   const catalog = new Catalog(ctx.db);
+  const sendPackages = keptAnswers();
   const lifecycle = ctx.repo.lifecycle;
   const distributions = ctx.repo.distributions;
   const shown = async (codename: string) => (await catalog.distributions()).find((d) => d.codename === codename)!;
@@ -110,11 +112,11 @@ export async function distributionRoutes(app: App, ctx: AppContext): Promise<voi
       querystring: Type.Object({ ...PageQuery, q: Type.Optional(Type.String({ maxLength: 200 })) }, { additionalProperties: false }),
       response: { ...errorResponses, 200: Page(PackageListItemOut) },
     },
-  }, async (request) => {
+  }, async (request, reply) => {
     if (!findDistribution(request.params.codename)) throw notFound(`Distribution ${request.params.codename}`, 'unknown_distribution');
     const { page = 1, per_page = 100, q } = request.query;
-    const { total, items } = await catalog.packages({ q, distribution: request.params.codename }, { page, perPage: per_page });
-    return pageOf(items, total, page, per_page);
+    const kept = await catalog.packages({ q, distribution: request.params.codename }, { page, perPage: per_page });
+    return sendPackages(reply, kept, () => pageOf(kept.items, kept.total, page, per_page));
   });
 
   app.post('/distributions/promote', {

@@ -10,6 +10,7 @@ import type { SecurityQueries } from '../../services/security/queries.js';
 import type { RescanAnswer } from '../../services/security/rescan.js';
 import { actorOf } from '../auth-hook.js';
 import { HttpError } from '../errors.js';
+import { keptAnswers } from '../kept-answers.js';
 import { answering, ErrorBody, errorResponses, Nullable, Page, PageQuery, pageOf, SeverityCounts } from '../schemas.js';
 import {
   DecisionOut, FindingViewOut, PackageSecurityOut, packageSecurityFields, PackageStatusOut, SeverityOut, StatusChangeOut, StoredFindingOut,
@@ -161,6 +162,7 @@ function selectorOf(query: { arch?: string; distribution?: string }, body: { arc
 
 export async function securityRoutes(app: App, ctx: AppContext): Promise<void> {
   const security = ctx.security;
+  const sendReviewPage = keptAnswers();
 
   app.get('/security/vulnerabilities', {
     schema: {
@@ -218,10 +220,10 @@ export async function securityRoutes(app: App, ctx: AppContext): Promise<void> {
       }, { additionalProperties: false }),
       response: { ...responses, 200: Page(ReviewEntryOut) },
     },
-  }, async (request) => {
+  }, async (request, reply) => {
     const { page = 1, per_page = 100, ...filter } = request.query;
-    const result = await security.queries.reviewQueue(filter, { page, perPage: per_page });
-    return pageOf(result.items, result.total, page, per_page);
+    const kept = await security.queries.reviewQueue(filter, { page, perPage: per_page });
+    return sendReviewPage(reply, kept, () => pageOf(kept.items, kept.total, page, per_page));
   });
 
   for (const ending of ['decide', 'decision'] as const) {

@@ -1,7 +1,8 @@
 import { listDistributions } from '../../adapters/db/distributions.table.js';
 import type { Db } from '../../adapters/db/index.js';
 import {
-  countIndexedPackagesByDistribution, countPackageNames, countPackagesMatching, findPackageNamesPage, findPackagesPage, packageVersionsNamed, type PackageRow, type VersionListRow,
+  countIndexedPackagesByDistribution, countPackageNames, countPackagesMatching, findPackageNamesPage, findPackagesPage, packageVersionsNamed, packageVersionsWithSteps, type PackageRow,
+  type VersionListRow,
 } from '../../adapters/db/packages.table.js';
 import { compareDebianVersions } from '../../domain/deb/version.js';
 import { acceptedArchitectures, allDistributions, type PackageStatus } from '../../domain/distributions.js';
@@ -62,25 +63,43 @@ export interface PageRequest {
   perPage: number;
 }
 
-/** Read-only views behind /packages, /artifacts and /distributions. */
+/** Pages kept per catalog generation and Catalog: the first pages of a few filters, not every page ever asked for. */
+const KEPT_PAGES = 64;
+
+/**
+ * Read-only views behind /packages, /artifacts and /distributions.
+ *
+ * The listings' totals and whole pages are kept per catalog generation (migrations 0015, 0016:
+ * it grows with every committed change to a column they count, order or show, on any replica),
+ * so a listing read that nothing has changed since costs one primary-key read. Kept pages are
+ * shared between requests: callers must not change them.
+ */
 export class Catalog {
   /** The listings' totals count over the whole table: once per catalog generation, not per page. */
   private readonly totals: GenerationCache;
+  private readonly pages: GenerationCache;
 
   constructor(private readonly db: Db) {
     this.totals = new GenerationCache(db);
+    this.pages = new GenerationCache(db, KEPT_PAGES);
   }
 
   /** Packages as their index lists them (raw pool format), newest first, with filters. */
   async packages(filter: { q?: string; distribution?: string; status?: PackageStatus }, page: PageRequest) {
     const key = JSON.stringify(['packages', filter.q ?? null, filter.distribution ?? null, filter.status ?? null]);
-    const [total, rows] = await Promise.all([this.totals.get(key, () => countPackagesMatching(this.db, filter)), findPackagesPage(this.db, filter, page)]);
-    return { total, items: rows.map((r) => ({ ...versionView(r), index_entry: r.format === 'deb' ? r.index_entry : undefined })) };
+    return this.pages.get(`${key}:${page.page}:${page.perPage}`, async () => {
+      const [total, rows] = await Promise.all([this.totals.get(key, () => countPackagesMatching(this.db, filter)), findPackagesPage(this.db, filter, page)]);
+      return { total, items: rows.map((r) => ({ ...versionView(r), index_entry: r.format === 'deb' ? r.index_entry : undefined })) };
+    });
   }
 
   /** Artifacts: one entry per package name with its version history and security status. */
   async artifacts(page: PageRequest, distribution?: string) {
     const key = JSON.stringify(['names', distribution ?? null]);
+    return this.pages.get(`${key}:${page.page}:${page.perPage}`, () => this.readArtifacts(key, page, distribution));
+  }
+
+  private async readArtifacts(key: string, page: PageRequest, distribution?: string) {
     const [total, pageNames] = await Promise.all([this.totals.get(key, () => countPackageNames(this.db, distribution)), findPackageNamesPage(this.db, page, distribution)]);
     if (pageNames.length === 0) return { total, items: [] };
     // 50 names' versions: the listing columns only, not the index entries and file lists.
@@ -100,6 +119,11 @@ export class Catalog {
       };
     });
     return { total, items };
+  }
+
+  /** Every version of one package with its validation record, as its artifact page shows them (empty when unknown). */
+  versionsOf(name: string) {
+    return packageVersionsWithSteps(this.db, name);
   }
 
   async distributions() {

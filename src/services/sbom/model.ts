@@ -1,7 +1,7 @@
 /** Package rows, decision records and inventories → the domain's SbomPackage. */
 import type { Db } from '../../adapters/db/index.js';
-import type { DecisionRow } from '../../adapters/db/decisions.table.js';
-import { findDecisionsForNames, type SbomPageRow, type SbomRow } from '../../adapters/db/sbom.table.js';
+import { findDecisionsForNames, type DecisionRow } from '../../adapters/db/decisions.table.js';
+import type { SbomPageRow, SbomRow } from '../../adapters/db/sbom.table.js';
 import { parseRelations } from '../../domain/deb/relations.js';
 import { findDistribution } from '../../domain/distributions.js';
 import type { PackageInventory, SbomDecision, SbomPackage, SbomVulnerability } from '../../domain/sbom/model.js';

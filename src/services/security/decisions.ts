@@ -5,7 +5,7 @@
  * arch covers them all), upserts the decision record, audits and notifies.
  */
 import type { AuditLog } from '../../adapters/audit/audit-log.js';
-import { findDecision, upsertDecision, type DecisionRow, type NewDecision } from '../../adapters/db/decisions.table.js';
+import { findDecision, findDecisionsForNames, upsertDecision, type DecisionRow, type NewDecision } from '../../adapters/db/decisions.table.js';
 import type { Db } from '../../adapters/db/index.js';
 import { DomainError } from '../../domain/errors.js';
 import { decide, DECIDABLE_STATUSES } from '../../domain/security/index.js';
@@ -59,11 +59,26 @@ interface SettingsSource {
 
 const DECIDABLE = DECIDABLE_STATUSES as readonly string[];
 
+const decisionView = (row: DecisionRow): DecisionView => ({ ...row, cve_ids: JSON.parse(row.cve_ids) as string[], covered_cve_ids: JSON.parse(row.covered_cve_ids) as string[] });
+
 /** The decision record of a name/version/arch, or null. */
 export async function decisionOf(db: Db, name: string, version: string, arch: string): Promise<DecisionView | null> {
   const row = await findDecision(db, name, version, arch);
-  if (!row) return null;
-  return { ...row, cve_ids: JSON.parse(row.cve_ids) as string[], covered_cve_ids: JSON.parse(row.covered_cve_ids) as string[] };
+  return row ? decisionView(row) : null;
+}
+
+/** Where `decisionsOf` keeps a name/version/arch's record. */
+export const decisionKey = (p: { name: string; version: string; arch: string }) => `${p.name} ${p.version} ${p.arch}`;
+
+/** The decision records of several name/version/arch in one query, by `decisionKey`. */
+export async function decisionsOf(db: Db, packages: ReadonlyArray<{ name: string; version: string; arch: string }>): Promise<Map<string, DecisionView>> {
+  const out = new Map<string, DecisionView>();
+  if (packages.length === 0) return out;
+  const wanted = new Set(packages.map(decisionKey));
+  for (const row of await findDecisionsForNames(db, [...new Set(packages.map((p) => p.name))])) {
+    if (wanted.has(decisionKey(row))) out.set(decisionKey(row), decisionView(row));
+  }
+  return out;
 }
 
 export class SecurityDecisions {

@@ -20,7 +20,7 @@ import {
 import type { PackageStatus } from '../../domain/distributions.js';
 import { reviewComparator, reviewKeyOf, SEVERITIES, severityRank, type Severity } from '../../domain/security/index.js';
 import { normaliseRow, type PackageRow } from '../../adapters/db/packages.table.js';
-import { decisionOf, type DecisionView } from './decisions.js';
+import { decisionKey, decisionOf, decisionsOf, type DecisionView } from './decisions.js';
 import { parseStoredFindings } from './findings-store.js';
 import { locatePackages, type PackageSelector } from './locate.js';
 import type { StoredFinding } from '../../domain/security/index.js';
@@ -52,6 +52,14 @@ export function daysRemaining(deadline: string | null | undefined, now: Date): n
 function severityOfRank(rank: number | null): Severity | null {
   if (rank === null || rank < 0) return null;
   return SEVERITIES[SEVERITIES.length - 1 - rank] ?? null;
+}
+
+/** The first moment (epoch ms) after `now` at which `daysRemaining(deadline, ·)` answers differently; Infinity when never. */
+function daysRemainingChangeAt(deadline: string | null | undefined, now: Date): number {
+  if (!deadline) return Infinity;
+  const t = Date.parse(deadline);
+  if (Number.isNaN(t)) return Infinity;
+  return t - (Math.ceil((t - now.getTime()) / DAY_MS) - 1) * DAY_MS;
 }
 
 /** A finding as answered: the stored finding, its SLA remaining days and whether it holds the package. */
@@ -90,12 +98,15 @@ export function packageSecurityView(row: SecurityListRow, now: Date) {
 export class SecurityQueries {
   /** The review queue's order (ids), per filter and catalog generation. */
   private readonly orders: GenerationCache;
+  /** Its pages' rows, likewise (what depends on the time or the decision records is made per request). */
+  private readonly pages: GenerationCache;
 
   constructor(
     private readonly db: Db,
     private readonly vulnDb: VulnDatabase,
   ) {
     this.orders = new GenerationCache(db, 50);
+    this.pages = new GenerationCache(db, 32);
   }
 
   /** GET /security/vulnerabilities: CVEs across packages, worst first, with the packages affected. */
@@ -200,33 +211,56 @@ export class SecurityQueries {
     // generation (any change to a package's status, findings or deadline starts a new one); only
     // the page's rows are read whole.
     const key = JSON.stringify(['review', statuses, filter.distribution ?? null, filter.sort === 'sla' ? 'sla' : 'risk']);
-    const ordered = await this.orders.get(key, async () => {
-      const candidates = await findReviewKeysInStatuses(this.db, statuses, filter.distribution);
-      const entries = candidates.map((c) => ({ id: c.id, distribution: c.distribution, key: reviewKeyOf(c, parseStoredFindings(c.findings).details) }));
-      const compare = reviewComparator(filter.sort);
-      entries.sort((a, b) => compare(a.key, b.key) || (a.distribution < b.distribution ? -1 : a.distribution > b.distribution ? 1 : 0));
-      return entries.map((e) => e.id);
-    });
-    const pageIds = ordered.slice((paging.page - 1) * paging.perPage, paging.page * paging.perPage);
-    const byId = new Map((await findPackagesByIds(this.db, pageIds)).map((r) => [r.id, r]));
-    // A row deleted between the two reads is left out of the page.
-    const slice = pageIds.flatMap((id) => {
-      const row = byId.get(id);
-      return row ? [{ row, details: parseStoredFindings(row.findings).details }] : [];
-    });
-    const items = [];
-    for (const { row, details } of slice) {
-      const findings = details.map((f) => findingView(f, now));
-      const held = findings.filter((f) => f.held);
-      const remaining = daysRemaining(row.sla_deadline, now);
-      items.push({
-        ...packageSecurityView(row, now),
-        overdue: remaining !== null && remaining < 0,
-        held_because: held.length > 0 ? held.map((f) => `${f.cve_id} ${f.severity}${f.in_kev ? ' (KEV)' : ''}: policy ${f.action}`) : (JSON.parse(row.reasons) as string[]),
-        findings,
-        decision: row.status === 'upgrade_required' ? await decisionOf(this.db, row.name, row.version, row.arch) : null,
+    const page = await this.pages.get(`${key}:${paging.page}:${paging.perPage}`, async (): Promise<ReviewPage> => {
+      const ordered = await this.orders.get(key, async () => {
+        const candidates = await findReviewKeysInStatuses(this.db, statuses, filter.distribution);
+        const entries = candidates.map((c) => ({ id: c.id, distribution: c.distribution, key: reviewKeyOf(c, parseStoredFindings(c.findings).details) }));
+        const compare = reviewComparator(filter.sort);
+        entries.sort((a, b) => compare(a.key, b.key) || (a.distribution < b.distribution ? -1 : a.distribution > b.distribution ? 1 : 0));
+        return entries.map((e) => e.id);
       });
-    }
-    return { items, total: ordered.length };
+      const pageIds = ordered.slice((paging.page - 1) * paging.perPage, paging.page * paging.perPage);
+      const byId = new Map((await findPackagesByIds(this.db, pageIds)).map((r) => [r.id, r]));
+      // A row deleted between the two reads is left out of the page.
+      const rows = pageIds.flatMap((id) => {
+        const row = byId.get(id);
+        return row ? [{ row, details: parseStoredFindings(row.findings).details }] : [];
+      });
+      // Decision records are part of the catalog generation too (migration 0016).
+      const decisions = await decisionsOf(this.db, rows.map(({ row }) => row).filter((row) => row.status === 'upgrade_required'));
+      return { total: ordered.length, slice: rows, decisions };
+    });
+    // The entries depend on the page and the time only: kept with the page until a deadline's days
+    // remaining change (or a caller asks about an earlier moment). The same object is answered
+    // while it is kept, so the route can send the bytes it made of it.
+    const time = now.getTime();
+    if (!page.entries || time < page.entries.builtAt || time >= page.entries.validUntil) page.entries = reviewEntries(page, now);
+    return page.entries;
   }
+}
+
+interface ReviewPage {
+  total: number;
+  slice: Array<{ row: SecurityListRow; details: StoredFinding[] }>;
+  decisions: Map<string, DecisionView>;
+  entries?: ReturnType<typeof reviewEntries>;
+}
+
+/** A review page's entries at `now`, and until when they stay as they are. */
+function reviewEntries({ total, slice, decisions }: ReviewPage, now: Date) {
+  let validUntil = Infinity;
+  const items = slice.map(({ row, details }) => {
+    validUntil = Math.min(validUntil, daysRemainingChangeAt(row.sla_deadline, now), ...details.map((f) => daysRemainingChangeAt(f.sla_deadline, now)));
+    const findings = details.map((f) => findingView(f, now));
+    const held = findings.filter((f) => f.held);
+    const remaining = daysRemaining(row.sla_deadline, now);
+    return {
+      ...packageSecurityView(row, now),
+      overdue: remaining !== null && remaining < 0,
+      held_because: held.length > 0 ? held.map((f) => `${f.cve_id} ${f.severity}${f.in_kev ? ' (KEV)' : ''}: policy ${f.action}`) : (JSON.parse(row.reasons) as string[]),
+      findings,
+      decision: row.status === 'upgrade_required' ? decisions.get(decisionKey(row)) ?? null : null,
+    };
+  });
+  return { items, total, builtAt: now.getTime(), validUntil };
 }
