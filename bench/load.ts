@@ -92,7 +92,11 @@ async function prepare(env: Record<string, string>): Promise<void> {
     const debs = allDistributions().filter((d) => d.format === 'deb').map((d) => d.codename);
     await ctx.db.updateTable('distributions').set((eb) => ({ generation: eb('generation', '+', 1) })).where('codename', 'in', debs).execute();
     await ctx.db.updateTable('distributions').set((eb) => ({ published_generation: eb.ref('generation') })).where('codename', 'not in', debs).execute();
-    await ctx.repo.keyring.ensureKey();
+    const key = await ctx.repo.keyring.ensureKey();
+    // An uploaded RPM is signed with the repository key as it is stored; the seeded rows (no files)
+    // would otherwise be "re-signed" by every replica at start-up, 30,000 failed attempts competing
+    // with the load.
+    await ctx.db.updateTable('packages').set({ signed_by: key.fingerprint }).where('format', '=', 'rpm').execute();
     await timed('publishing every index', async () => {
       for (const codename of await ctx.repo.publisher.stale()) await ctx.repo.publisher.request(codename);
     });

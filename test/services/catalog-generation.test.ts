@@ -71,8 +71,8 @@ for (const backend of backends()) {
         throw new Error('roll back');
       }), /roll back/);
       assert.equal(await readCatalogGeneration(db), g0);
-      await db.updateTable('packages').set({ pipeline: '[{"step":"x"}]' }).where('id', '=', 'g1').execute();
       await db.updateTable('packages').set({ files: '["/usr/bin/x"]', listed_generation: 3 }).where('id', '=', 'g1').execute();
+      await db.updateTable('packages').set({ metadata: '{"x":1}', relations: '{}' }).where('id', '=', 'g1').execute();
       assert.equal(await readCatalogGeneration(db), g0);
     });
 
@@ -141,6 +141,19 @@ for (const backend of backends()) {
       assert.deepEqual((await searched()).find((p) => p.id === 'g1')?.reasons, ['held by hand'], 'the reasons alone');
       await db.updateTable('packages').set({ sha256: 'e'.repeat(64) }).where('id', '=', 'g1').execute();
       assert.equal((await searched()).find((p) => p.id === 'g1')?.sha256, 'e'.repeat(64), 'a re-signed file');
+
+      const artifact = async () => (await get('/artifacts/gen-alpha')) as unknown as { versions: unknown[]; last_validation: { steps: Array<{ name: string }> } };
+      assert.deepEqual((await artifact()).last_validation.steps, []);
+      await db.updateTable('packages').set({ pipeline: '[{"name":"format","status":"passed","message":"","value":""}]' }).where('name', '=', 'gen-alpha').execute();
+      assert.equal((await artifact()).last_validation.steps[0]?.name, 'format', 'the validation record alone');
+      const versionsBefore = (await artifact()).versions.length;
+      await db.insertInto('packages').values({ ...row('g11', 'gen-alpha', 'jammy', 'published'), version: '2.0-1', filename: 'gen-alpha_2.0-1_amd64.deb', pool_path: 'apt/pool/main/g/gen-alpha/gen-alpha_2.0-1_amd64.deb' }).execute();
+      assert.equal((await artifact()).versions.length, versionsBefore + 1, 'a new version of the package');
+      await db.deleteFrom('packages').where('name', '=', 'gen-iota').execute();
+      assert.equal((await t.app.inject({ method: 'GET', url: '/artifacts/gen-iota', headers: bearer(token) })).statusCode, 404);
+      await db.insertInto('packages').values(row('g12', 'gen-iota', 'jammy', 'published')).execute();
+      assert.equal((await t.app.inject({ method: 'GET', url: '/artifacts/gen-iota', headers: bearer(token) })).statusCode, 200, 'an unknown package, then stored');
+      await db.deleteFrom('packages').where('id', 'in', ['g11', 'g12']).execute();
 
       await db.insertInto('packages').values(row('g9', 'gen-zeta', 'jammy', 'upgrade_required')).execute();
       const decisionOfZeta = async () => ((await get('/security/review-queue?per_page=100')).items.find((i) => i.name === 'gen-zeta') as unknown as { decision: { target_version: string } | null }).decision;

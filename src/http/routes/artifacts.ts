@@ -67,11 +67,12 @@ const SyncReportOut = answering<SyncReport>()(Type.Object({
 }));
 
 /** The stored validation steps of a row, as its upload recorded them. */
-const stepsOf = (row: Pick<PackageRow, 'pipeline'>) => JSON.parse(row.pipeline) as StepResult[];
+const stepsOf = (row: PackageRow) => JSON.parse(row.pipeline) as StepResult[];
 
 export async function artifactRoutes(app: App, ctx: AppContext): Promise<void> {
   const catalog = new Catalog(ctx.db);
   const sendArtifacts = keptAnswers();
+  const sendArtifact = keptAnswers();
   const sendPackages = keptAnswers();
   const lifecycle = ctx.repo.lifecycle;
 
@@ -96,18 +97,10 @@ export async function artifactRoutes(app: App, ctx: AppContext): Promise<void> {
 
   app.get('/artifacts/:name', {
     schema: { tags: ['artifacts'], summary: 'All versions, the last validation results and CVE findings', params: Type.Object({ name: Name }), response: { ...errorResponses, 200: ArtifactOut } },
-  }, async (request) => {
-    const rows = await catalog.versionsOf(request.params.name);
-    if (rows.length === 0) throw notFound(`Package ${request.params.name}`, 'package_not_found');
-    const latest = latestRow(rows);
-    return {
-      name: latest.name,
-      format: latest.format,
-      latest_version: latest.version,
-      versions: rows.map(versionView),
-      last_validation: { version: latest.version, distribution: latest.distribution, status: latest.status, steps: stepsOf(latest) },
-      cve_findings: rows.flatMap((r) => parseStoredFindings(r.findings).details.map((f) => ({ version: r.version, distribution: r.distribution, ...f }))),
-    };
+  }, async (request, reply) => {
+    const kept = await catalog.artifact(request.params.name);
+    if (!kept) throw notFound(`Package ${request.params.name}`, 'package_not_found');
+    return sendArtifact(reply, kept, () => kept);
   });
 
   app.get('/artifacts/:name/dependencies', {

@@ -7,7 +7,9 @@ import {
 import { compareDebianVersions } from '../../domain/deb/version.js';
 import { acceptedArchitectures, allDistributions, type PackageStatus } from '../../domain/distributions.js';
 import { compareEvr, parseEvr } from '../../domain/rpm/vercmp.js';
+import type { StepResult } from '../../domain/pipeline/types.js';
 import { toApiTime } from '../../domain/time.js';
+import { parseStoredFindings } from '../security/findings-store.js';
 import { GenerationCache } from './generation-cache.js';
 
 /** One stored package version as the API shows it. */
@@ -65,6 +67,8 @@ export interface PageRequest {
 
 /** Pages kept per catalog generation and Catalog: the first pages of a few filters, not every page ever asked for. */
 const KEPT_PAGES = 64;
+/** Artifact pages kept per catalog generation and Catalog (the most recently asked for). */
+const KEPT_ARTIFACTS = 256;
 
 /**
  * Read-only views behind /packages, /artifacts and /distributions.
@@ -78,10 +82,12 @@ export class Catalog {
   /** The listings' totals count over the whole table: once per catalog generation, not per page. */
   private readonly totals: GenerationCache;
   private readonly pages: GenerationCache;
+  private readonly artifactPages: GenerationCache;
 
   constructor(private readonly db: Db) {
     this.totals = new GenerationCache(db);
     this.pages = new GenerationCache(db, KEPT_PAGES);
+    this.artifactPages = new GenerationCache(db, KEPT_ARTIFACTS);
   }
 
   /** Packages as their index lists them (raw pool format), newest first, with filters. */
@@ -121,9 +127,24 @@ export class Catalog {
     return { total, items };
   }
 
-  /** Every version of one package with its validation record, as its artifact page shows them (empty when unknown). */
-  versionsOf(name: string) {
-    return packageVersionsWithSteps(this.db, name);
+  /**
+   * One package's artifact page: every version, the latest one's validation steps and every
+   * version's findings; null when no version is stored. Kept per catalog generation like the pages.
+   */
+  async artifact(name: string) {
+    return this.artifactPages.get(name, async () => {
+      const rows = await packageVersionsWithSteps(this.db, name);
+      if (rows.length === 0) return null;
+      const latest = latestRow(rows);
+      return {
+        name: latest.name,
+        format: latest.format,
+        latest_version: latest.version,
+        versions: rows.map(versionView),
+        last_validation: { version: latest.version, distribution: latest.distribution, status: latest.status, steps: JSON.parse(latest.pipeline) as StepResult[] },
+        cve_findings: rows.flatMap((r) => parseStoredFindings(r.findings).details.map((f) => ({ version: r.version, distribution: r.distribution, ...f }))),
+      };
+    });
   }
 
   async distributions() {

@@ -3,17 +3,17 @@ import { PostgresAdapter, sql, type Kysely } from 'kysely';
 /**
  * The catalog generation (migration 0015) now grows with every committed change to what the
  * listings show, not only to what they count or order by: the artifact list's, the package
- * search's and the review queue's pages are kept whole per generation (bench/load: building a page
- * again was most of a listing request's cost). So it also grows when a package's CVE status,
- * reasons, served file (re-signing) or index entry changes, and when a decision record is written
- * (the review queue shows the decision of each package held for an upgrade). Left out are the
- * columns no listing shows that change behind every upload on their own: the file list written
- * after admission (`files`, `listed_generation`), the validation record (`pipeline`), `metadata`
- * and `relations`.
+ * search's and the review queue's pages and the artifact pages are kept whole per generation
+ * (bench/load: building them again was most of a read's cost). So it also grows when a package's
+ * CVE status, reasons, validation record, served file (re-signing) or index entry changes, and
+ * when a decision record is written (the review queue shows the decision of each package held for
+ * an upgrade). Left out are the columns nothing kept shows: the file list written after admission
+ * (`files`, `listed_generation`, which change behind every upload on their own), `metadata` and
+ * `relations`.
  */
 const SHOWN = [
   'name', 'version', 'distribution', 'status', 'findings', 'sla_deadline', 'cve_status', 'reasons', 'arch', 'format', 'component',
-  'sha256', 'size', 'filename', 'pool_path', 'source_name', 'source_version', 'index_entry', 'uploaded_by', 'signed_by', 'seq', 'created_at', 'updated_at',
+  'sha256', 'size', 'filename', 'pool_path', 'source_name', 'source_version', 'index_entry', 'uploaded_by', 'signed_by', 'seq', 'created_at', 'updated_at', 'pipeline',
 ];
 const WATCHED_0015 = ['name', 'version', 'distribution', 'status', 'findings', 'sla_deadline'];
 const BUMP_SQLITE = sql.raw('begin update catalog_generation set generation = generation + 1 where id = 1; end');
