@@ -34,14 +34,15 @@ export interface LoadResult {
 /**
  * `connections` keep-alive connections sending GETs for `seconds`. With several URLs, connection i
  * uses urls[i % urls.length] (autocannon's round robin), so the load is spread evenly over them and
- * the latencies land in one histogram. `cpus` pins the load generator (`taskset -c`); without it
- * the scheduler places it.
+ * the latencies land in one histogram. `warmupSeconds` of the same load go first, not measured.
+ * `cpus` pins the load generator (`taskset -c`); without it the scheduler places it.
  */
-export async function loadTest(urls: string[], connections: number, seconds: number, headers: Record<string, string>, cpus?: string): Promise<LoadResult> {
+export async function loadTest(urls: string[], connections: number, warmupSeconds: number, seconds: number, headers: Record<string, string>, cpus?: string): Promise<LoadResult> {
   const options = { url: urls.length === 1 ? urls[0]! : urls, connections, duration: seconds, headers, timeout: 30 };
   const child = [process.execPath, new URL('autocannon-child.mjs', import.meta.url).pathname];
   const [command, ...args] = cpus ? ['taskset', '-c', cpus, ...child] : child;
-  const { stdout } = await run(command!, args, { env: { ...process.env, AUTOCANNON_OPTIONS: JSON.stringify(options) }, maxBuffer: 1024 * 1024 });
+  const env = { ...process.env, AUTOCANNON_OPTIONS: JSON.stringify(options), AUTOCANNON_WARMUP: String(warmupSeconds) };
+  const { stdout } = await run(command!, args, { env, maxBuffer: 1024 * 1024 });
   const r = JSON.parse(stdout) as AutocannonSummary;
   return { rps: r.total / r.duration, p50: r.p50, p99: r.p99, non2xx: r.non2xx, errors: r.errors + r.timeouts, total: r.total };
 }
