@@ -22,6 +22,7 @@ import * as m0013 from './migrations/0013-deferred-file-lists.js';
 import * as m0014 from './migrations/0014-index-order.js';
 import * as m0015 from './migrations/0015-catalog-generation.js';
 import * as m0016 from './migrations/0016-catalog-generation-answers.js';
+import * as m0017 from './migrations/0017-search-statistics.js';
 
 export type Db = Kysely<Database>;
 export type DbDialect = 'sqlite' | 'postgres';
@@ -50,6 +51,7 @@ const migrations: Record<string, Migration> = {
   '0014-index-order': m0014,
   '0015-catalog-generation': m0015,
   '0016-catalog-generation-answers': m0016,
+  '0017-search-statistics': m0017,
 };
 
 class StaticMigrationProvider implements MigrationProvider {
