@@ -107,7 +107,6 @@ export async function findSbomRowsByIds(db: Db, ids: readonly string[]): Promise
   return db.selectFrom('packages').select([...SBOM_COLUMNS]).where('id', 'in', ids).orderBy('name').orderBy('id').execute();
 }
 
-/** Decision records of every version and arch of these package names. */
 /** Cached inventories (JSON) of these files, computed by this scanner version. */
 export async function findCachedInventories(db: Db, shas: readonly string[], scanner: number): Promise<Array<{ sha256: string; data: string }>> {
   return db.selectFrom('sbom_inventory').select(['sha256', 'data']).where('sha256', 'in', shas).where('scanner', '=', scanner).execute();

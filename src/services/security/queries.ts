@@ -98,7 +98,7 @@ export function packageSecurityView(row: SecurityListRow, now: Date) {
 export class SecurityQueries {
   /** The review queue's order (ids), per filter and catalog generation. */
   private readonly orders: GenerationCache;
-  /** Its pages' rows, likewise (what depends on the time or the decision records is made per request). */
+  /** Its pages (rows and decision records), likewise; the entries made of them are kept with them until the time changes them. */
   private readonly pages: GenerationCache;
 
   constructor(
