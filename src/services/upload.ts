@@ -36,6 +36,8 @@ export type { UploadResult };
 export interface UploadAnswer {
   httpStatus: 200 | 201 | 422;
   body: UploadResult;
+  /** The row this upload stored (201, or a quarantined 422), or the one it duplicates (200); null when nothing is stored. */
+  packageId: string | null;
 }
 
 /** The answer for a package already stored: what its upload reported, with its current status. */
@@ -145,7 +147,7 @@ export class UploadService {
       }
       if (state.duplicateOf) {
         const row = await packageById(this.deps.db, state.duplicateOf);
-        return { httpStatus: 200, body: storedResult(row!) };
+        return { httpStatus: 200, body: storedResult(row!), packageId: row!.id };
       }
       const storedId = state.storedPackageId;
       if (storedId) {
@@ -158,7 +160,7 @@ export class UploadService {
           await listener({ packageId: storedId, body, user: input.user }).catch((err: unknown) => this.deps.log.error({ err, package: body.name }, 'upload listener failed'));
         }
       }
-      return { httpStatus: body.status === 'rejected' ? 422 : 201, body };
+      return { httpStatus: body.status === 'rejected' ? 422 : 201, body, packageId: storedId ?? null };
     } finally {
       // Whatever was not moved into the store or quarantine is not kept.
       await this.discardAll(input);

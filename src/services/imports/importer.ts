@@ -15,7 +15,7 @@ import { fetchToFile, upstreamUrl, type DownloadedFile } from '../../adapters/up
 import { DomainError } from '../../domain/errors.js';
 import type { CatalogPackage } from '../../domain/imports/resolve.js';
 import { isoUtc } from '../../domain/time.js';
-import { findPackage } from '../../adapters/db/packages.table.js';
+import { findStoredUpload } from '../../adapters/db/packages.table.js';
 import type { UploadResult, UploadService } from '../upload.js';
 import type { CatalogQuery } from './catalog-query.js';
 import type { SourceStore } from './source-store.js';
@@ -52,7 +52,8 @@ export interface ImportedPackage {
 }
 
 /** One package's outcome, and whether the pipeline already audited it. */
-type Attempt = ImportedPackage & { audited: boolean };
+/** What importing one package did; `packageId`: the row holding its file, when known without another read. */
+type Attempt = ImportedPackage & { audited: boolean; packageId: string | null };
 
 export interface ImportSummary {
   published: number;
@@ -151,9 +152,9 @@ export class Importer {
         }
         downloads.delete(index);
         const provenance = `group=${group}; source=${item.pkg.sourceId}; signed_sha256=${item.pkg.sha256}`;
-        const { audited, ...result } = await this.importOne(item.pkg, item.distribution, options, provenance, downloaded).finally(() => claims.release(key));
+        const { audited, packageId, ...result } = await this.importOne(item.pkg, item.distribution, options, provenance, downloaded).finally(() => claims.release(key));
         const reported = { ...result, required_by: item.requiredBy, relation: item.relation };
-        await this.remember(group, reported, item.pkg);
+        await this.remember(group, reported, item.pkg, packageId);
         // The pipeline wrote the IMPORT entry of what it judged; what never reached it is recorded here.
         if (!audited) {
           await this.deps.audit.record({
@@ -179,7 +180,7 @@ export class Importer {
    */
   private async download(pkg: CatalogPackage, distribution: string): Promise<Download> {
     try {
-      const stored = await findPackage(this.deps.db, distribution, pkg.name, pkg.version, pkg.arch);
+      const stored = await findStoredUpload(this.deps.db, distribution, pkg.name, pkg.version, pkg.arch);
       if (stored && stored.upload_sha256 === pkg.sha256) return { kind: 'stored', status: stored.status };
       if (pkg.size > this.deps.maxPackageBytes) throw new DomainError('too_large', 'file_too_large', `${pkg.name} is ${pkg.size} bytes, more than MAX_UPLOAD_MB allows`);
       const source = await this.deps.sources.get(pkg.sourceId);
@@ -201,24 +202,28 @@ export class Importer {
 
   private async importOne(pkg: CatalogPackage, distribution: string, options: ImportOptions, provenance: string, downloaded: Promise<Download>): Promise<Attempt> {
     const base: Attempt = {
-      audited: false,
+      audited: false, packageId: null,
       name: pkg.name, version: pkg.version, arch: pkg.arch, distribution, source_id: pkg.sourceId, required_by: null, relation: null,
       status: 'failed', provenance: null, detail: null, code: null, result: null,
     };
     const download = await downloaded;
     // Stored meanwhile (a concurrent import of the same file): answered as present, the download dropped.
-    const stored = await findPackage(this.deps.db, distribution, pkg.name, pkg.version, pkg.arch);
+    const stored = await findStoredUpload(this.deps.db, distribution, pkg.name, pkg.version, pkg.arch);
     if (stored && stored.upload_sha256 === pkg.sha256) {
       if (download.kind === 'file') await download.file.remove();
-      return { ...base, status: 'already_present', detail: `already stored as ${stored.status}` };
+      return { ...base, packageId: stored.id, status: 'already_present', detail: `already stored as ${stored.status}` };
     }
     if (download.kind === 'stored' || download.kind === 'busy') return { ...base, status: 'failed', detail: `${pkg.name} ${pkg.version} was deleted while being imported`, code: 'deleted_meanwhile' };
     if (download.kind === 'failed') return { ...base, status: 'failed', detail: download.error.message, code: download.error.code };
     try {
       const answer = await this.deps.uploads.upload({ distribution, file: download.file, claimedSha256: pkg.sha256, user: options.user, ip: options.ip, audit: { action: 'IMPORT', detail: provenance } });
       const body = answer.body;
+      // The row the upload stored, when it is the catalog's name/version/arch; anything else (a
+      // duplicate, a package whose control fields differ from the index) is looked up in remember().
+      const same = answer.httpStatus !== 200 && body.name === pkg.name && body.version === pkg.version && body.arch === pkg.arch;
       return {
-        ...base, audited: answer.httpStatus !== 200, status: answer.httpStatus === 200 ? 'already_present' : body.status, provenance: body.pipeline.provenance ?? null,
+        ...base, audited: answer.httpStatus !== 200, packageId: same ? answer.packageId : null,
+        status: answer.httpStatus === 200 ? 'already_present' : body.status, provenance: body.pipeline.provenance ?? null,
         detail: body.detail ?? (body.reasons.length ? body.reasons.join(' | ') : null), code: body.code ?? null, result: body,
       };
     } catch (error) {
@@ -227,11 +232,16 @@ export class Importer {
     }
   }
 
-  private async remember(group: string, item: ImportedPackage, pkg: CatalogPackage): Promise<void> {
-    const row = await findPackage(this.deps.db, item.distribution, item.name, item.version, item.arch);
-    if (!row || row.upload_sha256 !== pkg.sha256) return;
+  /** Records the package in the group when the distribution holds its file (the row this import stored or found, else looked up). */
+  private async remember(group: string, item: ImportedPackage, pkg: CatalogPackage, packageId: string | null): Promise<void> {
+    let id = packageId;
+    if (!id) {
+      const row = await findStoredUpload(this.deps.db, item.distribution, item.name, item.version, item.arch);
+      if (!row || row.upload_sha256 !== pkg.sha256) return;
+      id = row.id;
+    }
     await addImportGroupMember(this.deps.db, {
-      group_name: group, package_id: row.id, source_id: pkg.sourceId, name: row.name, version: row.version, arch: row.arch, status: item.status, created_at: isoUtc(),
+      group_name: group, package_id: id, source_id: pkg.sourceId, name: item.name, version: item.version, arch: item.arch, status: item.status, created_at: isoUtc(),
     });
   }
 }
