@@ -135,6 +135,9 @@ for (const backend of backends()) {
       assert.equal((await versions()).versions.find((v) => v.distribution === 'jammy')?.cve_status, 'no_findings');
       await db.updateTable('packages').set({ cve_status: 'not_scanned' }).where('id', '=', 'g1').execute();
       assert.equal((await versions()).versions.find((v) => v.distribution === 'jammy')?.cve_status, 'not_scanned', 'a CVE status change alone');
+      // Pages of more than 100 rows are computed each time, not kept: the same answer.
+      const largeList = (await get('/artifacts?per_page=1000')).items.find((i) => i.name === 'gen-alpha') as unknown as { versions: Array<{ distribution: string; cve_status: string }> };
+      assert.deepEqual(largeList.versions, (await versions()).versions);
 
       await searched();
       await db.updateTable('packages').set({ reasons: '["held by hand"]' }).where('id', '=', 'g1').execute();
@@ -166,6 +169,8 @@ for (const backend of backends()) {
       assert.equal((await decisionOfZeta())?.target_version, '1.0-2', 'a decision record written');
       await db.updateTable('security_decisions').set({ target_version: '1.0-3' }).where('name', '=', 'gen-zeta').execute();
       assert.equal((await decisionOfZeta())?.target_version, '1.0-3', 'a decision record replaced');
+      const largeQueue = (await get('/security/review-queue?per_page=1000')).items.find((i) => i.name === 'gen-zeta') as unknown as { decision: { target_version: string } };
+      assert.equal(largeQueue.decision.target_version, '1.0-3', 'a page of more than 100 rows (not kept)');
       await db.deleteFrom('security_decisions').where('name', '=', 'gen-zeta').execute();
       await db.deleteFrom('packages').where('id', '=', 'g9').execute();
     });

@@ -11,6 +11,13 @@
 import { readCatalogGeneration } from '../../adapters/db/catalog-generation.table.js';
 import type { Db } from '../../adapters/db/index.js';
 
+/**
+ * Listing pages of more rows than this are not kept, only computed: the default page (100) and
+ * smaller ones are what is read again and again, and a kept page of 1,000 search results would
+ * hold a few MB (64 of them, a few hundred).
+ */
+export const KEPT_PAGE_ROWS = 100;
+
 export class GenerationCache {
   private generation = -1;
   /** Insertion order is use order: the first key is the least recently used. */

@@ -25,7 +25,7 @@ import { parseStoredFindings } from './findings-store.js';
 import { locatePackages, type PackageSelector } from './locate.js';
 import type { StoredFinding } from '../../domain/security/index.js';
 import type { VulnDatabase, VulnDbStatus } from './vuln-db.js';
-import { GenerationCache } from '../packages/generation-cache.js';
+import { GenerationCache, KEPT_PAGE_ROWS } from '../packages/generation-cache.js';
 
 const DAY_MS = 86_400_000;
 /** Statuses shown by /security/packages without a status filter even when they have no finding. */
@@ -211,7 +211,7 @@ export class SecurityQueries {
     // generation (any change to a package's status, findings or deadline starts a new one); only
     // the page's rows are read whole.
     const key = JSON.stringify(['review', statuses, filter.distribution ?? null, filter.sort === 'sla' ? 'sla' : 'risk']);
-    const page = await this.pages.get(`${key}:${paging.page}:${paging.perPage}`, async (): Promise<ReviewPage> => {
+    const read = async (): Promise<ReviewPage> => {
       const ordered = await this.orders.get(key, async () => {
         const candidates = await findReviewKeysInStatuses(this.db, statuses, filter.distribution);
         const entries = candidates.map((c) => ({ id: c.id, distribution: c.distribution, key: reviewKeyOf(c, parseStoredFindings(c.findings).details) }));
@@ -229,7 +229,8 @@ export class SecurityQueries {
       // Decision records are part of the catalog generation too (migration 0016).
       const decisions = await decisionsOf(this.db, rows.map(({ row }) => row).filter((row) => row.status === 'upgrade_required'));
       return { total: ordered.length, slice: rows, decisions };
-    });
+    };
+    const page = paging.perPage <= KEPT_PAGE_ROWS ? await this.pages.get(`${key}:${paging.page}:${paging.perPage}`, read) : await read();
     // The entries depend on the page and the time only: kept with the page until a deadline's days
     // remaining change (or a caller asks about an earlier moment). The same object is answered
     // while it is kept, so the route can send the bytes it made of it.
