@@ -14,9 +14,17 @@ export async function findDecision(db: Db, name: string, version: string, arch: 
   return db.selectFrom('security_decisions').selectAll().where('name', '=', name).where('version', '=', version).where('arch', '=', arch).executeTakeFirst();
 }
 
-/** The decision records of every version and arch of these package names (one query). */
-export async function findDecisionsForNames(db: Db, names: readonly string[]): Promise<DecisionRow[]> {
-  return db.selectFrom('security_decisions').selectAll().where('name', 'in', names).execute();
+/** Where `findDecisionsFor` answers a name/version/arch's record. */
+export const decisionKey = (p: { name: string; version: string; arch: string }) => `${p.name} ${p.version} ${p.arch}`;
+
+/** The decision records of these name/version/arch, by `decisionKey` (one query over their names). */
+export async function findDecisionsFor(db: Db, packages: ReadonlyArray<{ name: string; version: string; arch: string }>): Promise<Map<string, DecisionRow>> {
+  const found = new Map<string, DecisionRow>();
+  if (packages.length === 0) return found;
+  const wanted = new Set(packages.map(decisionKey));
+  const rows = await db.selectFrom('security_decisions').selectAll().where('name', 'in', [...new Set(packages.map((p) => p.name))]).execute();
+  for (const row of rows) if (wanted.has(decisionKey(row))) found.set(decisionKey(row), row);
+  return found;
 }
 
 /** Store the decision of a name/version/arch, replacing the previous one. */

@@ -125,21 +125,7 @@ export type DebPayloadReading = 'list' | 'defer';
 export async function readDebPackage(path: string, overrides: Partial<DebLimits> = {}, payload: DebPayloadReading = 'list'): Promise<DebPackage> {
   const limits: DebLimits = { ...DEFAULT_DEB_LIMITS, ...overrides };
   const file = await ArFile.open(path);
-  let members: ArMember[];
-  let layout: ReturnType<typeof locateMembers>;
-  let formatVersion: string;
-  let control: ControlArchive;
-  let identity: ReturnType<typeof validateControl>;
-  try {
-    members = await file.members({ maxMembers: limits.maxMembers });
-    layout = locateMembers(members);
-    formatVersion = await readFormatVersion(file, layout.debianBinary);
-    control = await readControlArchive(file, layout.control, limits);
-    identity = validateControl(control.stanza);
-    if (payload === 'defer') await checkDataMagic(file, layout.data);
-  } finally {
-    await file.close();
-  }
+  const { members, layout, formatVersion, control, identity } = await readDebHead(file, limits, payload).finally(() => file.close());
   let files: DebFileEntry[] = [];
   if (payload === 'list') files = await listDataFiles(path, layout.data, limits);
 
@@ -155,6 +141,17 @@ export async function readDebPackage(path: string, overrides: Partial<DebLimits>
     files,
     members,
   };
+}
+
+/** Everything but the payload's file list, read through one open of the file. */
+async function readDebHead(file: ArFile, limits: DebLimits, payload: DebPayloadReading) {
+  const members = await file.members({ maxMembers: limits.maxMembers });
+  const layout = locateMembers(members);
+  const formatVersion = await readFormatVersion(file, layout.debianBinary);
+  const control = await readControlArchive(file, layout.control, limits);
+  const identity = validateControl(control.stanza);
+  if (payload === 'defer') await checkDataMagic(file, layout.data);
+  return { members, layout, formatVersion, control, identity };
 }
 
 interface TarMember {

@@ -1,10 +1,9 @@
 import { Type } from 'typebox';
 import type { PackageRow } from '../../adapters/db/packages.table.js';
 import { findDistribution, PACKAGE_STATUSES } from '../../domain/distributions.js';
-import type { StepResult } from '../../domain/pipeline/types.js';
 import type { AppContext } from '../../services/context.js';
 import { handlerFor } from '../../services/formats/index.js';
-import { Catalog, latestRow, versionView } from '../../services/packages/catalog.js';
+import { Catalog, latestRow, stepsOf, versionView } from '../../services/packages/catalog.js';
 import { inspectedFromRow, type SyncReport } from '../../services/packages/lifecycle.js';
 import { installableRow, installInstructions } from '../../services/packages/install.js';
 import { providesLookup } from '../../services/packages/provides.js';
@@ -65,9 +64,6 @@ const SyncReportOut = answering<SyncReport>()(Type.Object({
   /** Published files that were missing from the tree and linked again. */
   relinked: Type.Integer(),
 }));
-
-/** The stored validation steps of a row, as its upload recorded them. */
-const stepsOf = (row: PackageRow) => JSON.parse(row.pipeline) as StepResult[];
 
 export async function artifactRoutes(app: App, ctx: AppContext): Promise<void> {
   const catalog = new Catalog(ctx.db);

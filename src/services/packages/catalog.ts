@@ -38,6 +38,9 @@ export function versionView(row: VersionListRow) {
   };
 }
 
+/** The stored validation steps of a row, as its upload recorded them. */
+export const stepsOf = (row: Pick<PackageRow, 'pipeline'>) => JSON.parse(row.pipeline) as StepResult[];
+
 /** Orders two versions of one package as its package manager does (dpkg, or rpm with epoch). */
 export function compareRowVersions(a: Pick<PackageRow, 'format' | 'version'>, b: Pick<PackageRow, 'format' | 'version'>): number {
   if (a.format === 'rpm' && b.format === 'rpm') return compareEvr(parseEvr(a.version), parseEvr(b.version));
@@ -145,7 +148,7 @@ export class Catalog {
         format: latest.format,
         latest_version: latest.version,
         versions: rows.map(versionView),
-        last_validation: { version: latest.version, distribution: latest.distribution, status: latest.status, steps: JSON.parse(latest.pipeline) as StepResult[] },
+        last_validation: { version: latest.version, distribution: latest.distribution, status: latest.status, steps: stepsOf(latest) },
         cve_findings: rows.flatMap((r) => parseStoredFindings(r.findings).details.map((f) => ({ version: r.version, distribution: r.distribution, ...f }))),
       };
     });

@@ -4,6 +4,7 @@
  * as SARIF.
  */
 import { randomUUID } from 'node:crypto';
+import { decisionKey } from '../../adapters/db/decisions.table.js';
 import type { Db } from '../../adapters/db/index.js';
 import {
   findIdsOfPackagesWithFindings, findIndexedProvidersOf, findIndexedSbomPage, findIndexedSbomRowsAfter, findIndexedSbomRowsByName, findSbomRowsByIds,
@@ -77,7 +78,7 @@ export class SbomService {
       const ref = refOf(row);
       return sbomPackage(row, {
         inventory: inventories.get(row.sha256) ?? null,
-        decision: decisions.get(`${row.name} ${row.version} ${row.arch}`) ?? null,
+        decision: decisions.get(decisionKey(row)) ?? null,
         dependsOn: dependsOn(neededNames(row), ref, providers),
         withFindings: true,
         ref,
@@ -217,7 +218,7 @@ export class SbomService {
       const rows = await findSbomRowsByIds(this.db, ids.slice(i, i + BATCH));
       const decisions = await decisionsFor(this.db, rows);
       for (const row of rows) {
-        const pkg = sbomPackage(row, { inventory: null, decision: decisions.get(`${row.name} ${row.version} ${row.arch}`) ?? null, dependsOn: [], withFindings: true });
+        const pkg = sbomPackage(row, { inventory: null, decision: decisions.get(decisionKey(row)) ?? null, dependsOn: [], withFindings: true });
         const vulnerabilities = pkg.vulnerabilities.filter((v) => severityRank(v.severity as Severity) >= floor);
         if (vulnerabilities.length) packages.push({ ...pkg, vulnerabilities, poolPath: row.pool_path });
       }

@@ -1,6 +1,6 @@
 /** Package rows, decision records and inventories → the domain's SbomPackage. */
 import type { Db } from '../../adapters/db/index.js';
-import { findDecisionsForNames, type DecisionRow } from '../../adapters/db/decisions.table.js';
+import { findDecisionsFor, type DecisionRow } from '../../adapters/db/decisions.table.js';
 import type { SbomPageRow, SbomRow } from '../../adapters/db/sbom.table.js';
 import { parseRelations } from '../../domain/deb/relations.js';
 import { findDistribution } from '../../domain/distributions.js';
@@ -140,12 +140,7 @@ export function pageDecision(row: SbomPageRow): SbomDecision | null {
   });
 }
 
-/** Decision records of these rows, by `name version arch`. */
+/** Decision records of these rows, by `decisionKey` (adapters/db/decisions.table.ts). */
 export async function decisionsFor(db: Db, rows: ReadonlyArray<Pick<SbomRow, 'name' | 'version' | 'arch'>>): Promise<Map<string, SbomDecision>> {
-  const out = new Map<string, SbomDecision>();
-  const names = [...new Set(rows.map((r) => r.name))];
-  if (names.length === 0) return out;
-  const found = await findDecisionsForNames(db, names);
-  for (const d of found) out.set(`${d.name} ${d.version} ${d.arch}`, decisionOf(d));
-  return out;
+  return new Map([...(await findDecisionsFor(db, rows))].map(([key, row]) => [key, decisionOf(row)]));
 }

@@ -5,7 +5,7 @@
  * arch covers them all), upserts the decision record, audits and notifies.
  */
 import type { AuditLog } from '../../adapters/audit/audit-log.js';
-import { findDecision, findDecisionsForNames, upsertDecision, type DecisionRow, type NewDecision } from '../../adapters/db/decisions.table.js';
+import { findDecision, findDecisionsFor, upsertDecision, type DecisionRow, type NewDecision } from '../../adapters/db/decisions.table.js';
 import type { Db } from '../../adapters/db/index.js';
 import { DomainError } from '../../domain/errors.js';
 import { decide, DECIDABLE_STATUSES } from '../../domain/security/index.js';
@@ -67,18 +67,9 @@ export async function decisionOf(db: Db, name: string, version: string, arch: st
   return row ? decisionView(row) : null;
 }
 
-/** Where `decisionsOf` keeps a name/version/arch's record. */
-export const decisionKey = (p: { name: string; version: string; arch: string }) => `${p.name} ${p.version} ${p.arch}`;
-
 /** The decision records of several name/version/arch in one query, by `decisionKey`. */
 export async function decisionsOf(db: Db, packages: ReadonlyArray<{ name: string; version: string; arch: string }>): Promise<Map<string, DecisionView>> {
-  const out = new Map<string, DecisionView>();
-  if (packages.length === 0) return out;
-  const wanted = new Set(packages.map(decisionKey));
-  for (const row of await findDecisionsForNames(db, [...new Set(packages.map((p) => p.name))])) {
-    if (wanted.has(decisionKey(row))) out.set(decisionKey(row), decisionView(row));
-  }
-  return out;
+  return new Map([...(await findDecisionsFor(db, packages))].map(([key, row]) => [key, decisionView(row)]));
 }
 
 export class SecurityDecisions {

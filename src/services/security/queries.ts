@@ -20,7 +20,8 @@ import {
 import type { PackageStatus } from '../../domain/distributions.js';
 import { reviewComparator, reviewKeyOf, SEVERITIES, severityRank, type Severity } from '../../domain/security/index.js';
 import { normaliseRow, type PackageRow } from '../../adapters/db/packages.table.js';
-import { decisionKey, decisionOf, decisionsOf, type DecisionView } from './decisions.js';
+import { decisionKey } from '../../adapters/db/decisions.table.js';
+import { decisionOf, decisionsOf, type DecisionView } from './decisions.js';
 import { parseStoredFindings } from './findings-store.js';
 import { locatePackages, type PackageSelector } from './locate.js';
 import type { StoredFinding } from '../../domain/security/index.js';
