@@ -90,7 +90,9 @@ describe('disk full: DATA_DIR on a small tmpfs', { skip: isRoot ? false : 'needs
       const name = `full-${i}`;
       // Built outside the tmpfs; 256 KiB of random bytes do not compress.
       const file = await build(name, 256 * 1024);
-      const res = await uploadFile(base, token, file);
+      const res = await uploadFile(base, token, file).catch((error: unknown) => {
+        throw new Error(`slack ${slack}: no answer; the service ${service!.exited() ? 'exited' : 'runs'}:\n${service!.output().slice(-4000)}`, { cause: error });
+      });
       answers.push(`${slack}: ${res.status}`);
       assert.ok(res.status === 201 || res.status === 507, `slack ${slack}: ${res.status} ${res.text}`);
       if (res.status === 201) published.add(name);

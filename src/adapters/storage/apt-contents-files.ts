@@ -28,6 +28,9 @@ export async function writeContentsFile(componentDir: string, arch: string, batc
   const tap = new HashTap(Digests.empty());
   const plain = Digests.empty();
   const done = pipeline(gz, tap, createWriteStream(temp, { flags: 'wx' }));
+  // Awaited below; when the loop fails first (a batch that cannot be read) it rejects too, and
+  // an unhandled rejection would stop the process.
+  done.catch(() => undefined);
   try {
     for await (const batch of batches) {
       if (batch.length === 0) continue;
@@ -39,6 +42,7 @@ export async function writeContentsFile(componentDir: string, arch: string, batc
     await done;
   } catch (error) {
     gz.destroy();
+    await done.catch(() => undefined);
     await rm(temp, { force: true });
     throw error;
   }

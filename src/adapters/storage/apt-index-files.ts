@@ -9,7 +9,7 @@ import { createWriteStream } from 'node:fs';
 import { copyFile, link, mkdir, open, readdir, readFile, rename, rm, stat, truncate, utimes } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Transform, type TransformCallback, type Writable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import { finished, pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
 import { createGzip, gzip } from 'node:zlib';
 import { DomainError } from '../../domain/errors.js';
@@ -257,15 +257,21 @@ export async function syncFile(path: string): Promise<void> {
   }
 }
 
+/**
+ * Writes `data`, waiting for the drain when the stream asks for it. A stream that failed or closed
+ * before (or while) waiting rejects: a write to a destroyed stream is never drained.
+ */
 export function writeAndWait(stream: Writable, data: Buffer): Promise<void> {
+  if (stream.destroyed) return Promise.reject(stream.errored ?? new Error('write to a closed stream'));
   if (stream.write(data)) return Promise.resolve();
   return new Promise((resolve, reject) => {
-    const onError = (error: Error) => reject(error);
-    stream.once('error', onError);
-    stream.once('drain', () => {
-      stream.off('error', onError);
-      resolve();
-    });
+    const onClose = () => settle(stream.errored ?? new Error('stream closed before it drained'));
+    const settle = (error?: Error | null) => {
+      stream.off('error', settle).off('close', onClose).off('drain', settle);
+      if (error) reject(error);
+      else resolve();
+    };
+    stream.once('error', settle).once('close', onClose).once('drain', settle);
   });
 }
 
@@ -280,27 +286,33 @@ export async function writeFullIndex(indexDir: string, batches: AsyncIterable<re
   const temps = { plain: tempPathFor(join(objectDir, base)), gz: tempPathFor(join(objectDir, `${base}.gz`)), xz: tempPathFor(join(objectDir, `${base}.xz`)) };
   const plainDigests = Digests.empty();
   const plainOut = createWriteStream(temps.plain, { flags: 'wx' });
+  const plainDone = finished(plainOut);
   const gzip = createGzip({ level: o.gzipLevel });
   const gzTap = new HashTap(Digests.empty());
   const xzTap = new XzTailTap();
   const xz = startXz(o.xz);
-  xz.done.catch(() => undefined); // awaited below; on an earlier failure it must not go unhandled
   const gzDone = pipeline(gzip, gzTap, createWriteStream(temps.gz, { flags: 'wx' }));
   const xzDone = pipeline(xz.stdout, xzTap, createWriteStream(temps.xz, { flags: 'wx' }));
+  // Awaited below on success. On a failure (a full disk under one temp file, a batch that cannot
+  // be read) each may reject or emit its error at any moment, often before the catch is reached:
+  // unhandled, that would stop the process.
+  const written = [plainDone, gzDone, xzDone, xz.done];
+  for (const settled of written) settled.catch(() => undefined);
   try {
     for await (const batch of batches) {
       const text = Buffer.from(packagesIndex(batch));
       plainDigests.updateSync(text);
       await Promise.all([writeAndWait(plainOut, text), writeAndWait(gzip, text), writeAndWait(xz.stdin, text)]);
     }
-    await new Promise<void>((resolve, reject) => plainOut.end((error?: Error | null) => (error ? reject(error) : resolve())));
+    plainOut.end();
     gzip.end();
     xz.stdin.end();
-    await Promise.all([gzDone, xzDone, xz.done]);
+    await Promise.all(written);
   } catch (error) {
     plainOut.destroy();
     gzip.destroy();
     xz.kill();
+    await Promise.allSettled(written);
     await Promise.all(Object.values(temps).map((t) => rm(t, { force: true })));
     throw error;
   }

@@ -1,3 +1,4 @@
+import { pipeline } from 'node:stream';
 import { createBoundedDecompressor } from '../../domain/compression.js';
 import { descriptionSynopsis } from '../../domain/deb/control.js';
 import { buildPackageIndex, checkDependencies, type PublishedPackage } from '../../domain/deb/dependencies.js';
@@ -79,7 +80,9 @@ export const debHandler: FormatHandler<DebInspected> = {
       open: () => {
         const raw = openArMember(path, member);
         if (memberCompression(member.name) !== 'zstd') return raw;
-        return raw.pipe(createBoundedDecompressor('zstd', { maxOutputBytes: 16 * 1024 ** 3, maxRatio: 1000 }, member.size));
+        // pipeline, not pipe: a read error reaches the reader instead of going unhandled, and a
+        // reader that stops early closes the file.
+        return pipeline(raw, createBoundedDecompressor('zstd', { maxOutputBytes: 16 * 1024 ** 3, maxRatio: 1000 }, member.size), () => undefined);
       },
     }));
   },

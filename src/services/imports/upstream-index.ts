@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { StringDecoder } from 'node:string_decoder';
-import type { Readable } from 'node:stream';
+import { pipeline, type Readable } from 'node:stream';
 import { fetchSmall, fetchToFile, upstreamUrl, type FetchLimits } from '../../adapters/upstream/fetcher.js';
 import { verifyCleartext, verifyDetached } from '../../adapters/signing/upstream-verify.js';
 import { createBoundedDecompressor, type Compression } from '../../domain/compression.js';
@@ -150,7 +150,8 @@ async function withVerifiedFile(
       || (signed.sha256 && file.sha256 !== signed.sha256)
       || (signed.sha512 && file.sha512 !== signed.sha512);
     if (mismatch) throw refused('checksum_mismatch', `${url} does not match the size and checksum of the signed index`);
-    const stream = file.stream().pipe(createBoundedDecompressor(compression, { maxOutputBytes: limits.maxIndexBytes, maxRatio: 200 }, file.size));
+    // pipeline, not pipe: a read error reaches `use` instead of going unhandled.
+    const stream = pipeline(file.stream(), createBoundedDecompressor(compression, { maxOutputBytes: limits.maxIndexBytes, maxRatio: 200 }, file.size), () => undefined);
     await use(stream);
   } finally {
     await file.remove();

@@ -52,6 +52,9 @@ async function walkDeb(file: string, pkg: StoredPackage, collector: InventoryCol
   if (!data) throw new Error('no data.tar member recorded');
   const extract = tarStream.extract();
   const done = pipeline(openArMember(file, data) as Readable, createBoundedDecompressor(compressionOf(data.name), DEB_LIMITS, data.size), extract);
+  // Awaited after the loop; when the loop fails first (a corrupt tar) it rejects too, and an
+  // unhandled rejection would stop the process.
+  done.catch(() => undefined);
   for await (const entry of extract) {
     const header = entry.header;
     const installPath = `/${header.name.replace(/^\.?\/+/, '')}`;

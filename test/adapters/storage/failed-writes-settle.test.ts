@@ -1,0 +1,123 @@
+/**
+ * A streamed write that fails part-way must fail as one error, never also as an unhandled
+ * rejection of one of its inner pipelines: Node stops the process on those. Found by the
+ * disk-full fault test, where a full disk under one of the index's temp files brought the
+ * service down about one run in four.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { gzipSync } from 'node:zlib';
+import { join } from 'node:path';
+import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
+import { writeContentsFile } from '../../../src/adapters/storage/apt-contents-files.js';
+import { writeFullIndex, type IndexFileOptions } from '../../../src/adapters/storage/apt-index-files.js';
+import { catalogue } from '../../../src/services/sbom/payload.js';
+import { exec } from '../../helpers/apt.js';
+import { makeTempDir } from '../../helpers/tmp.js';
+
+const options: IndexFileOptions = { maxAppends: 4, gzipLevel: 1, xz: { preset: 0, threads: 1 }, sync: false };
+
+/** One batch, then the failure a database read or a full disk would raise. */
+async function* failingBatches(): AsyncGenerator<readonly string[]> {
+  yield ['Package: a\nVersion: 1.0\n\n'];
+  await new Promise((resolve) => setTimeout(resolve, 5));
+  throw Object.assign(new Error('no space left on device'), { code: 'ENOSPC' });
+}
+
+/** Lets every stream's close and every pending rejection run. */
+const settle = () => new Promise((resolve) => setTimeout(resolve, 100));
+
+describe('a streamed write that fails part-way', () => {
+  let tmp: { dir: string; cleanup: () => Promise<void> };
+  const unhandled: unknown[] = [];
+  const record = (reason: unknown) => unhandled.push(reason);
+  before(async () => {
+    tmp = await makeTempDir('tollgate-failed-writes-');
+  });
+  after(() => tmp.cleanup());
+  beforeEach(() => {
+    unhandled.length = 0;
+    process.on('unhandledRejection', record);
+  });
+  afterEach(() => {
+    process.off('unhandledRejection', record);
+  });
+
+  it('a full Packages write rejects with the failure, leaves no temp file and no unhandled rejection', async () => {
+    const dir = join(tmp.dir, 'packages');
+    await assert.rejects(writeFullIndex(dir, failingBatches(), options), /no space left/);
+    await settle();
+    assert.deepEqual(unhandled, []);
+    assert.deepEqual(await readdir(join(dir, 'by-hash', 'SHA256')), []);
+  });
+
+  it('a Contents write rejects with the failure, leaves no temp file and no unhandled rejection', async () => {
+    const dir = join(tmp.dir, 'contents');
+    await assert.rejects(writeContentsFile(dir, 'amd64', failingBatches(), options), /no space left/);
+    await settle();
+    assert.deepEqual(unhandled, []);
+    assert.deepEqual(await readdir(join(dir, 'by-hash', 'SHA256')), []);
+  });
+
+  it("an SBOM's payload walk over a corrupt data.tar answers why, with no unhandled rejection", async () => {
+    // A gzip stream that starts well and breaks in the middle of the tar.
+    const good = gzipSync(Buffer.alloc(64 * 1024, 0x61));
+    const broken = Buffer.concat([good.subarray(0, good.length / 2), Buffer.alloc(4096, 0xff)]);
+    const file = join(tmp.dir, 'broken.deb');
+    await writeFile(file, broken);
+    const inventory = await catalogue(file, { format: 'deb', name: 'broken', metadata: { members: [{ name: 'data.tar.gz', offset: 0, size: broken.length }] } });
+    await settle();
+    assert.match(inventory.error ?? '', /payload not fully read/);
+    assert.deepEqual(unhandled, []);
+  });
+});
+
+describe('a streamed write on a full disk', { skip: process.getuid?.() === 0 ? false : 'needs root to mount a tmpfs' }, () => {
+  let tmp: { dir: string; cleanup: () => Promise<void> };
+  let mount = '';
+  let refused = '';
+  const unhandled: unknown[] = [];
+  const record = (reason: unknown) => unhandled.push(reason);
+  before(async () => {
+    tmp = await makeTempDir('tollgate-full-writes-');
+    mount = join(tmp.dir, 'fs');
+    await mkdir(mount);
+    const mounted = await exec('mount', ['-t', 'tmpfs', '-o', 'size=512k', 'tmpfs', mount]);
+    if (mounted.code !== 0) refused = mounted.stderr.trim() || 'mount refused';
+    process.on('unhandledRejection', record);
+  });
+  after(async () => {
+    process.off('unhandledRejection', record);
+    if (!refused) await exec('umount', ['-l', mount]);
+    await tmp.cleanup();
+  });
+
+  /** Incompressible stanzas: each of the three files outgrows the filesystem on its own. */
+  async function* largeBatches(): AsyncGenerator<readonly string[]> {
+    for (let i = 0; i < 64; i++) yield [`Package: p${i}\nVersion: 1.0\nDescription: ${randomBytes(16 * 1024).toString('base64')}\n\n`];
+  }
+
+  it('Packages: rejects with ENOSPC, nothing left behind, no unhandled error; again and again', async (t) => {
+    if (refused) return t.skip(`cannot mount a tmpfs: ${refused}`);
+    // The moment each of the three writers meets the full disk varies between runs.
+    for (let run = 0; run < 10; run++) {
+      const dir = join(mount, `packages-${run}`);
+      await assert.rejects(writeFullIndex(dir, largeBatches(), options), (e: NodeJS.ErrnoException) => e.code === 'ENOSPC');
+      await settle();
+      assert.deepEqual(await readdir(join(dir, 'by-hash', 'SHA256')), [], `run ${run}`);
+    }
+    assert.deepEqual(unhandled, []);
+  });
+
+  it('Contents: rejects with ENOSPC, nothing left behind, no unhandled error', async (t) => {
+    if (refused) return t.skip(`cannot mount a tmpfs: ${refused}`);
+    for (let run = 0; run < 5; run++) {
+      const dir = join(mount, `contents-${run}`);
+      await assert.rejects(writeContentsFile(dir, 'amd64', largeBatches(), options), (e: NodeJS.ErrnoException) => e.code === 'ENOSPC');
+      await settle();
+      assert.deepEqual(await readdir(join(dir, 'by-hash', 'SHA256')), [], `run ${run}`);
+    }
+    assert.deepEqual(unhandled, []);
+  });
+});
