@@ -276,6 +276,17 @@ export function writeAndWait(stream: Writable, data: Buffer): Promise<void> {
 }
 
 /**
+ * The error a failed write reports: a full disk met by any of its writers, which is the cause of
+ * what the others then fail with (a full disk under the .xz file ends xz, and the next write to
+ * it fails with EPIPE, which may reach the loop first). Else the error the loop met.
+ */
+function rootCause(error: unknown, settled: PromiseSettledResult<unknown>[]): unknown {
+  if (isErrno(error, 'ENOSPC', 'EDQUOT')) return error;
+  const full = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected' && isErrno(r.reason, 'ENOSPC', 'EDQUOT'));
+  return full ? full.reason : error;
+}
+
+/**
  * Writes a whole new index from batches of stanzas, streaming: the text goes to the Packages temp
  * file, to gzip and to an xz process at once, each hashed as it is written, so memory stays
  * bounded whatever the number of packages.
@@ -312,9 +323,9 @@ export async function writeFullIndex(indexDir: string, batches: AsyncIterable<re
     plainOut.destroy();
     gzip.destroy();
     xz.kill();
-    await Promise.allSettled(written);
+    const settled = await Promise.allSettled(written);
     await Promise.all(Object.values(temps).map((t) => rm(t, { force: true })));
-    throw error;
+    throw rootCause(error, settled);
   }
   if (o.sync) await Promise.all(Object.values(temps).map(syncFile));
   const xzFinal = xzTap.finish();
