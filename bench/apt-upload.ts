@@ -14,6 +14,7 @@ import { createHash } from 'node:crypto';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { gunzipSync } from 'node:zlib';
 import { multipartBody } from '../harness/multipart.js';
 import { debCorpus } from './lib/deb-corpus.js';
 import { runMeasured } from './lib/proc.js';
@@ -103,8 +104,22 @@ async function main(): Promise<void> {
     // One more upload into a service at rest: the .deb payloads of the burst, read behind it for
     // Contents, are done first (they publish too), then EXTRA uploads one at a time, the median.
     const pendingPayloads = async () => Number(/^tollgate_deb_payloads_pending (\S+)/m.exec(await (await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${token}` } })).text())?.[1] ?? 0);
+    // Complete: every payload read, and the served Contents (checked against the signed
+    // InRelease) lists a file of every package of the burst.
+    const contentsLists = async (): Promise<number> => {
+      const release = await (await fetch(`${base}/repo/apt/dists/jammy/InRelease`)).text();
+      const gz = Buffer.from(await (await fetch(`${base}/repo/apt/dists/jammy/main/Contents-amd64.gz`)).arrayBuffer());
+      const digest = createHash('sha256').update(gz).digest('hex');
+      if (!new RegExp(`^ ${digest} +${gz.length} main/Contents-amd64\\.gz$`, 'm').test(release)) return -1;
+      // Each line: the path, then `[section/]name[,…]` of the packages holding it.
+      const named = new Set([...gunzipSync(gz).toString().matchAll(/\s(\S+)$/gm)].flatMap((m) => m[1]!.split(',').map((p) => p.slice(p.lastIndexOf('/') + 1))));
+      return corpus.entries.slice(0, COUNT).filter((e) => named.has(e.name)).length;
+    };
     const restStart = performance.now();
-    while ((await pendingPayloads()) > 0) await new Promise((resolve) => setTimeout(resolve, 200));
+    while ((await pendingPayloads()) > 0 || (await contentsLists()) < COUNT) {
+      if (performance.now() - restStart > 600_000) throw new Error(`Contents incomplete after 600 s: ${await contentsLists()} of ${COUNT} packages listed`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
     const contentsCatchUp = (performance.now() - restStart) / 1000;
     await new Promise((resolve) => setTimeout(resolve, 500));
     const oneMsSamples: number[] = [];
@@ -144,7 +159,7 @@ async function main(): Promise<void> {
       ['index publishes during the uploads', publishes],
       ['uploads not answered 201 published', String(failed)],
       ['missing from the signed index', String(missing)],
-      ['Contents complete after the burst (payloads read behind it)', `${contentsCatchUp.toFixed(1)} s`],
+      ['Contents complete after the burst (payloads read behind it, every package in the signed Contents)', `${contentsCatchUp.toFixed(1)} s`],
       [`one more upload until in the signed index (median of ${EXTRA}, at rest)`, `${formatMs(oneMs)} (${oneMsSamples.map((ms) => ms.toFixed(0)).join(', ')} ms)`],
       ['the same, by the service (Server-Timing, median of each part)', medianTiming(timings)],
       ['aptly repo add + publish update, same file', formatMs(aptlyMs)],
