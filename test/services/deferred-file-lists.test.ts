@@ -9,7 +9,10 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { after, before, describe, it } from 'node:test';
+import { pino } from 'pino';
 import { buildDeb, makeTar, writeArArchive } from '../../harness/debs.js';
+import { waitFor } from '../../harness/service.js';
+import { DeferredFileLists } from '../../src/services/packages/deferred-file-lists.js';
 import { multipartBody } from '../../harness/multipart.js';
 import { exec } from '../helpers/apt.js';
 import { backends, bearer, startTestApp, type TestApp } from '../helpers/app.js';
@@ -120,6 +123,37 @@ for (const backend of backends()) {
       t.ctx.repo.fileLists.kick();
       await t.ctx.repo.fileLists.idle();
       assert.ok((await contents()).includes('late-three\tusr/share/late-three/c'));
+    });
+
+    it('reads on while a publish it asked for is still running (the publishes coalesce)', async () => {
+      const names = ['batch-a', 'batch-b', 'batch-c', 'batch-d', 'batch-e'];
+      for (const name of names) {
+        const path = await buildDeb(work.dir, { name, version: '1.0+b1', files: { [`usr/share/${name}/f`]: 'f\n' } });
+        assert.equal((await upload(path)).statusCode, 201);
+      }
+      await t.ctx.repo.fileLists.idle();
+      // Unread again, and read by a reader whose publishes do not finish until released: waiting
+      // for each one, it would read one package and stop there.
+      await t.ctx.db.updateTable('packages').set({ listed_generation: null, files: '[]' }).where('name', 'in', names).execute();
+      let release = () => {};
+      const held = new Promise<void>((resolve) => (release = resolve));
+      const asked: string[] = [];
+      const reader = new DeferredFileLists({
+        db: t.ctx.db, files: t.ctx.repo.files, busy: () => false, log: pino({ level: 'silent' }),
+        publish: async (codename) => {
+          asked.push(codename);
+          await held;
+        },
+      });
+      reader.kick();
+      const listed = async () => (await t.ctx.db.selectFrom('packages').select('name').where('name', 'in', names).where('listed_generation', 'is not', null).execute()).length;
+      await waitFor(async () => (await listed()) === names.length, 'every package of the batch read while the first publish is held', 10_000);
+      assert.deepEqual(asked, names.map(() => 'noble'));
+      release();
+      await reader.idle();
+      t.ctx.repo.publisher.forget('noble');
+      await t.ctx.repo.publisher.request('noble');
+      for (const name of names) assert.ok((await contents()).includes(`${name}\tusr/share/${name}/f`), name);
     });
   });
 }
