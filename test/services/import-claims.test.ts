@@ -41,7 +41,22 @@ for (const backend of backends()) {
       await c.releaseAll();
     });
 
-    it('two runs that each hold what the other needs both finish (a waiting run holds nothing)', async () => {
+    it('a run waiting a moment keeps its other claims (what it downloads ahead is not downloaded twice)', async () => {
+      const a = new RunClaims(t.ctx.db);
+      const b = new RunClaims(t.ctx.db);
+      const c = new RunClaims(t.ctx.db);
+      assert.equal(await a.tryTake('bookworm x'), true);
+      assert.equal(await b.tryTake('bookworm y'), true);
+      const waiting = b.take('bookworm x');
+      await new Promise((r) => setTimeout(r, 300));
+      assert.equal(await c.tryTake('bookworm y'), false, 'y is still held while b waits for x');
+      await a.release('bookworm x');
+      await within(5000, waiting);
+      assert.equal(b.holds('bookworm x') && b.holds('bookworm y'), true);
+      await b.releaseAll();
+    });
+
+    it('two runs that each hold what the other needs both finish (a run waiting for long gives up what it holds)', async () => {
       const a = new RunClaims(t.ctx.db);
       const b = new RunClaims(t.ctx.db);
       assert.equal(await a.tryTake('bookworm x'), true);
