@@ -31,7 +31,6 @@ export async function findPackage(db: Db, dist: string, name: string, version: s
   return row && normaliseRow(row);
 }
 
-/** The rows of a package name, narrowed by version, distribution or arch, in upload order. */
 /** Which file a name/version/arch holds in a distribution, if any: its row id, uploaded SHA-256 and status (not the whole row). */
 export async function findStoredUpload(db: Db, dist: string, name: string, version: string, arch: string): Promise<Pick<PackageRow, 'id' | 'upload_sha256' | 'status'> | undefined> {
   return db
@@ -44,6 +43,7 @@ export async function findStoredUpload(db: Db, dist: string, name: string, versi
     .executeTakeFirst();
 }
 
+/** The rows of a package name, narrowed by version, distribution or arch, in upload order. */
 export async function packageRows(
   db: Db,
   name: string,

@@ -51,8 +51,7 @@ export interface ImportedPackage {
   result: UploadResult | null;
 }
 
-/** One package's outcome, and whether the pipeline already audited it. */
-/** What importing one package did; `packageId`: the row holding its file, when known without another read. */
+/** One package's outcome; whether the pipeline already audited it; `packageId`: the row holding its file, when known without another read. */
 type Attempt = ImportedPackage & { audited: boolean; packageId: string | null };
 
 export interface ImportSummary {

@@ -10,7 +10,7 @@ import { compareEvr, parseEvr } from '../../domain/rpm/vercmp.js';
 import type { StepResult } from '../../domain/pipeline/types.js';
 import { toApiTime } from '../../domain/time.js';
 import { parseStoredFindings } from '../security/findings-store.js';
-import { GenerationCache, KEPT_PAGE_ROWS } from './generation-cache.js';
+import { GenerationCache } from './generation-cache.js';
 
 /** One stored package version as the API shows it. */
 export function versionView(row: VersionListRow) {
@@ -96,20 +96,16 @@ export class Catalog {
   /** Packages as their index lists them (raw pool format), newest first, with filters. */
   async packages(filter: { q?: string; distribution?: string; status?: PackageStatus }, page: PageRequest) {
     const key = JSON.stringify(['packages', filter.q ?? null, filter.distribution ?? null, filter.status ?? null]);
-    return this.keptPage(`${key}:${page.page}:${page.perPage}`, page, async () => {
+    return this.pages.page(key, page, async () => {
       const [total, rows] = await Promise.all([this.totals.get(key, () => countPackagesMatching(this.db, filter)), findPackagesPage(this.db, filter, page)]);
       return { total, items: rows.map((r) => ({ ...versionView(r), index_entry: r.format === 'deb' ? r.index_entry : undefined })) };
     });
   }
 
-  private keptPage<T>(key: string, page: PageRequest, read: () => Promise<T>): Promise<T> {
-    return page.perPage <= KEPT_PAGE_ROWS ? this.pages.get(key, read) : read();
-  }
-
   /** Artifacts: one entry per package name with its version history and security status. */
   async artifacts(page: PageRequest, distribution?: string) {
     const key = JSON.stringify(['names', distribution ?? null]);
-    return this.keptPage(`${key}:${page.page}:${page.perPage}`, page, () => this.readArtifacts(key, page, distribution));
+    return this.pages.page(key, page, () => this.readArtifacts(key, page, distribution));
   }
 
   private async readArtifacts(key: string, page: PageRequest, distribution?: string) {

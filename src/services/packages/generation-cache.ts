@@ -16,7 +16,7 @@ import type { Db } from '../../adapters/db/index.js';
  * smaller ones are what is read again and again, and a kept page of 1,000 search results would
  * hold a few MB (64 of them, a few hundred).
  */
-export const KEPT_PAGE_ROWS = 100;
+const KEPT_PAGE_ROWS = 100;
 
 export class GenerationCache {
   private generation = -1;
@@ -47,5 +47,10 @@ export class GenerationCache {
     });
     if (this.entries.size > this.limit) this.entries.delete(this.entries.keys().next().value!);
     return value;
+  }
+
+  /** One page of the listing `key`: kept as `get` keeps it when it has at most KEPT_PAGE_ROWS rows, else computed each time. */
+  page<T>(key: string, paging: { page: number; perPage: number }, compute: () => Promise<T>): Promise<T> {
+    return paging.perPage <= KEPT_PAGE_ROWS ? this.get(`${key}:${paging.page}:${paging.perPage}`, compute) : compute();
   }
 }

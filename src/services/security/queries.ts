@@ -26,7 +26,7 @@ import { parseStoredFindings } from './findings-store.js';
 import { locatePackages, type PackageSelector } from './locate.js';
 import type { StoredFinding } from '../../domain/security/index.js';
 import type { VulnDatabase, VulnDbStatus } from './vuln-db.js';
-import { GenerationCache, KEPT_PAGE_ROWS } from '../packages/generation-cache.js';
+import { GenerationCache } from '../packages/generation-cache.js';
 
 const DAY_MS = 86_400_000;
 /** Statuses shown by /security/packages without a status filter even when they have no finding. */
@@ -231,7 +231,7 @@ export class SecurityQueries {
       const decisions = await decisionsOf(this.db, rows.map(({ row }) => row).filter((row) => row.status === 'upgrade_required'));
       return { total: ordered.length, slice: rows, decisions };
     };
-    const page = paging.perPage <= KEPT_PAGE_ROWS ? await this.pages.get(`${key}:${paging.page}:${paging.perPage}`, read) : await read();
+    const page = await this.pages.page(key, paging, read);
     // The entries depend on the page and the time only: kept with the page until a deadline's days
     // remaining change (or a caller asks about an earlier moment). The same object is answered
     // while it is kept, so the route can send the bytes it made of it.
