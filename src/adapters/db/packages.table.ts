@@ -144,11 +144,16 @@ export async function findPoolConflict(db: Db, poolPath: string, sha256: string)
     .executeTakeFirst();
 }
 
-/** Removes the row and what it provides; an indexed one leaves its distribution's index out of date. */
+/**
+ * Removes the row and what it provides; an indexed one leaves its distribution's index out of date.
+ * The distribution row is locked first, as every other writer of a package row does (an insert,
+ * `recordFileList`): the other order deadlocked on PostgreSQL against a payload's file list being
+ * recorded for the package being deleted.
+ */
 export async function deletePackageRow(db: Db, row: PackageRow): Promise<void> {
+  if (isIndexed(row.status)) await bumpGeneration(db, row.distribution);
   await db.deleteFrom('package_provides').where('package_id', '=', row.id).execute();
   await db.deleteFrom('packages').where('id', '=', row.id).execute();
-  if (isIndexed(row.status)) await bumpGeneration(db, row.distribution);
 }
 
 /** How many rows (any distribution) still use a stored file or a published path. */
