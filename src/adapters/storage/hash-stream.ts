@@ -3,7 +3,7 @@
  * indexes need, so a large upload never sits in memory and is read only once.
  */
 import { createHash, type Hash } from 'node:crypto';
-import { mkdir, open } from 'node:fs/promises';
+import { mkdir, open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DomainError } from '../../domain/errors.js';
 import { removeFile, tempPathFor } from './atomic.js';
@@ -33,6 +33,8 @@ export interface HashStreamOptions {
 }
 
 const ALGORITHMS = ['md5', 'sha1', 'sha256', 'sha512'] as const;
+/** Bytes gathered before a write. */
+const WRITE_BYTES = 1 << 20;
 
 /** Copy `source` to a new temp file under `tempDir`, computing size, MD5, SHA-1, SHA-256 and SHA-512. */
 export async function hashStream(source: AsyncIterable<Uint8Array | string>, options: HashStreamOptions): Promise<HashedTempFile> {
@@ -43,14 +45,23 @@ export async function hashStream(source: AsyncIterable<Uint8Array | string>, opt
   let size = 0;
   const handle = await open(path, 'wx', 0o644);
   try {
+    // Chunks are written WRITE_BYTES at a time: one thread-pool round trip per chunk (often 64 KiB) was ~14,000 for 900 MB.
+    let pending: Uint8Array[] = [];
+    let pendingBytes = 0;
     for await (const chunk of source) {
       const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
       size += bytes.byteLength;
       if (size > max) throw new DomainError('too_large', 'file_too_large', `content exceeds ${max} bytes`, { max_bytes: max });
       for (const h of hashes) h.update(bytes);
-      // write() may be partial; loop until the chunk is on disk.
-      for (let off = 0; off < bytes.byteLength; ) off += (await handle.write(bytes, off)).bytesWritten;
+      pending.push(bytes);
+      pendingBytes += bytes.byteLength;
+      if (pendingBytes >= WRITE_BYTES) {
+        await writeAll(handle, pending, pendingBytes);
+        pending = [];
+        pendingBytes = 0;
+      }
     }
+    if (pendingBytes > 0) await writeAll(handle, pending, pendingBytes);
     if (options.sync !== false) await handle.sync();
   } catch (err) {
     await handle.close().catch(() => undefined);
@@ -59,6 +70,14 @@ export async function hashStream(source: AsyncIterable<Uint8Array | string>, opt
   }
   await handle.close();
   return { path, size, ...digestsOf(hashes) };
+}
+
+/** Writes `chunks` (`total` bytes) at the file's position; writev may write part of them, then the rest follows. */
+async function writeAll(handle: FileHandle, chunks: Uint8Array[], total: number): Promise<void> {
+  const written = (await handle.writev(chunks)).bytesWritten;
+  if (written === total) return;
+  const rest = Buffer.concat(chunks).subarray(written);
+  for (let off = 0; off < rest.byteLength; ) off += (await handle.write(rest, off)).bytesWritten;
 }
 
 function newHashes(): Hash[] {

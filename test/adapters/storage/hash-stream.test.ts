@@ -1,12 +1,30 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+/** The size chunks are gathered to before a write (hash-stream.ts' WRITE_BYTES): the tests cross it. */
+const BLOCK_BYTES = 1 << 20;
 import { hashStream } from '../../../src/adapters/storage/hash-stream.js';
 import { DomainError } from '../../../src/domain/errors.js';
+import { exec } from '../../helpers/apt.js';
 import { makeTempDir } from '../../helpers/tmp.js';
+
+/** Deterministic bytes, different at every offset of a block. */
+function pattern(length: number, seed: number): Buffer {
+  const data = Buffer.alloc(length);
+  for (let i = 0; i < length; i++) data[i] = (i * 131 + seed + (i >> 11)) & 0xff;
+  return data;
+}
+
+/** `data` cut into chunks of `size` bytes (the last shorter). */
+async function* chunksOf(data: Buffer, size: number): AsyncGenerator<Uint8Array> {
+  for (let at = 0; at < data.length; at += size) yield data.subarray(at, at + size);
+}
+
+const digestOf = (algorithm: string, data: Buffer) => createHash(algorithm).update(data).digest('hex');
 
 describe('hashStream', () => {
   it('copies a stream to a temp file and computes the same digests as coreutils', async (t) => {
@@ -53,5 +71,61 @@ describe('hashStream', () => {
     }
     await assert.rejects(hashStream(failing(), { tempDir: dir }), /connection reset/);
     assert.deepEqual(await readdir(dir), []);
+  });
+
+  it('gives the same file and digests on both sides of the block size, whatever the chunking (writes gathered across chunk boundaries)', async (t) => {
+    const { dir, cleanup } = await makeTempDir();
+    t.after(cleanup);
+    const lengths = [0, 1, BLOCK_BYTES - 1, BLOCK_BYTES, BLOCK_BYTES + 1, 2 * BLOCK_BYTES, 5 * BLOCK_BYTES + 12_345];
+    for (const [index, length] of lengths.entries()) {
+      const data = pattern(length, index);
+      for (const chunk of [65_536, 100_003, 3 * BLOCK_BYTES]) {
+        const result = await hashStream(chunksOf(data, chunk), { tempDir: dir, sync: false });
+        const what = `${length} bytes in chunks of ${chunk}`;
+        assert.equal(result.size, length, what);
+        assert.ok((await readFile(result.path)).equals(data), what);
+        for (const algorithm of ['md5', 'sha1', 'sha256', 'sha512'] as const) assert.equal(result[algorithm], digestOf(algorithm, data), `${what}: ${algorithm}`);
+      }
+    }
+  });
+
+  it('streams side by side keep their own digests', async (t) => {
+    const { dir, cleanup } = await makeTempDir();
+    t.after(cleanup);
+    const inputs = Array.from({ length: 6 }, (_, i) => pattern(3 * BLOCK_BYTES + i * 4099, 100 + i));
+    const results = await Promise.all(inputs.map((data) => hashStream(chunksOf(data, 65_536), { tempDir: dir, sync: false })));
+    for (const [i, result] of results.entries()) {
+      assert.equal(result.sha256, digestOf('sha256', inputs[i]!), `stream ${i}`);
+      assert.ok((await readFile(result.path)).equals(inputs[i]!), `stream ${i}`);
+    }
+  });
+
+  it('stops at maxBytes past the first block and leaves no file behind', async (t) => {
+    const { dir, cleanup } = await makeTempDir();
+    t.after(cleanup);
+    async function* endless(): AsyncGenerator<Uint8Array> {
+      for (;;) yield pattern(65_536, 7);
+    }
+    await assert.rejects(hashStream(endless(), { tempDir: dir, maxBytes: 3 * BLOCK_BYTES + 5 }), (err: unknown) => err instanceof DomainError && err.code === 'file_too_large');
+    assert.deepEqual(await readdir(dir), []);
+    // Nothing is left in a bad state: the next stream is whole.
+    const data = pattern(2 * BLOCK_BYTES + 3, 9);
+    assert.equal((await hashStream(chunksOf(data, 65_536), { tempDir: dir })).sha256, digestOf('sha256', data));
+  });
+
+  it('reports a full disk under a large stream as ENOSPC and removes the temp file', { skip: process.getuid?.() === 0 ? false : 'needs root to mount a tmpfs' }, async (t) => {
+    const { dir, cleanup } = await makeTempDir();
+    const mount = join(dir, 'fs');
+    await mkdir(mount);
+    const mounted = await exec('mount', ['-t', 'tmpfs', '-o', 'size=512k', 'tmpfs', mount]);
+    t.after(async () => {
+      if (mounted.code === 0) await exec('umount', ['-l', mount]);
+      await cleanup();
+    });
+    if (mounted.code !== 0) return t.skip(`cannot mount a tmpfs: ${mounted.stderr.trim()}`);
+    for (let run = 0; run < 3; run++) {
+      await assert.rejects(hashStream(chunksOf(pattern(4 * BLOCK_BYTES, run), 65_536), { tempDir: mount }), (err: unknown) => (err as { code?: string }).code === 'ENOSPC');
+      assert.deepEqual(await readdir(mount), [], `run ${run}`);
+    }
   });
 });
