@@ -1,11 +1,15 @@
 /**
  * bench/real-packages: real Debian packages from the machine's APT cache, uploaded over HTTP.
  *
- *   npx tsx bench/real-packages.ts [--clients 4] [--limit N] [--no-peers]
+ *   npx tsx bench/real-packages.ts [--clients 4] [--limit N] [--client fetch|curl] [--no-peers]
  *
  * Starts the compiled service (as `npm start` runs it; RATE_LIMITS=off, its own DATA_DIR, no
  * clamd), uploads every amd64/all .deb of /var/cache/apt/archives with N concurrent clients
- * (each file streamed from disk), and reports MB/s, packages/s and the service's peak RSS. Then
+ * (each file streamed from disk), and reports MB/s, packages/s, the service's CPU time (all its
+ * threads), its peak RSS, and how fast a GET /health/live is answered meanwhile. The clients
+ * share the machine's cores with the service: `--client fetch` (the default) sends from this
+ * process with Node's fetch and FormData, `--client curl` runs one `curl -F` per upload, as a
+ * shell script would. Then
  * checks that every stanza of the published Packages is byte for byte what `apt-ftparchive
  * packages` writes for the same files, and, side by side, how fast the peers take in the same
  * files: `apt-ftparchive packages` (reads and hashes each file) and `aptly repo add` + `publish`.
@@ -35,8 +39,21 @@ const arg = (name: string, fallback: number) => {
 const CLIENTS = arg('clients', 4);
 const LIMIT = arg('limit', Number.POSITIVE_INFINITY);
 const PEERS = !process.argv.includes('--no-peers');
+const CLIENT = process.argv.includes('--client') ? process.argv[process.argv.indexOf('--client') + 1] : 'fetch';
+if (CLIENT !== 'fetch' && CLIENT !== 'curl') throw new Error(`--client fetch|curl, not ${CLIENT}`);
+
+/** CPU time (user + system) a process has used so far, in ms (/proc/PID/stat, clock ticks of 10 ms). */
+async function cpuMsOf(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
 
 const MB = 1e6;
+const percentile = (values: number[], q: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]! : NaN;
+};
 const mbps = (bytes: number, ms: number) => `${(bytes / MB / (ms / 1000)).toFixed(1)} MB/s`;
 
 /** Stanzas of a Packages file keyed by `name version arch`, Filename reduced to the file's name (the pool layouts differ). */
@@ -63,7 +80,7 @@ async function main(): Promise<void> {
     return;
   }
   const bytes = files.reduce((sum, f) => sum + statSync(f).size, 0);
-  console.log(`${files.length} packages, ${(bytes / MB).toFixed(0)} MB, ${CLIENTS} clients`);
+  console.log(`${files.length} packages, ${(bytes / MB).toFixed(0)} MB, ${CLIENTS} clients (${CLIENT})`);
 
   await mkdir(work, { recursive: true });
   const main = await buildService(join(work, 'real-packages', 'dist'));
@@ -73,6 +90,8 @@ async function main(): Promise<void> {
   const base = `http://127.0.0.1:${port}`;
   const server = spawnCompiledService(main, dataDir, port, {}, 'inherit');
   let oursMs = 0;
+  let serviceCpuMs = 0;
+  const probeMs: number[] = [];
   let catchUpMs = 0;
   let peak = 0;
   const failures: string[] = [];
@@ -81,20 +100,44 @@ async function main(): Promise<void> {
     const token = await loginAsInitialAdmin(base, dataDir);
     // The repository key and the first (empty) indexes: made before the clock runs.
     await fetch(`${base}/settings/gpg`, { headers: { authorization: `Bearer ${token}` } });
-    const upload = async (path: string) => {
+    const check = (path: string, status: number, body: { status?: string; detail?: string }) => {
+      if (status !== 201 || body.status !== 'published') failures.push(`${basename(path)}: ${status} ${body.status ?? body.detail}`);
+    };
+    const uploadWithFetch = async (path: string) => {
       const form = new FormData();
       form.set('distribution', 'bookworm');
       form.set('file', await openAsBlob(path), basename(path));
       const res = await fetch(`${base}/upload`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: form });
-      const body = (await res.json()) as { status?: string; detail?: string };
-      if (res.status !== 201 || body.status !== 'published') failures.push(`${basename(path)}: ${res.status} ${body.status ?? body.detail}`);
+      check(path, res.status, (await res.json()) as { status?: string; detail?: string });
     };
+    const uploadWithCurl = async (path: string) => {
+      // `Expect:` off: curl would otherwise wait for a 100 Continue before sending a large body.
+      const { stdout } = await run('curl', ['-sS', '-o', '-', '-w', '\n%{http_code}', '-H', 'Expect:', '-H', `authorization: Bearer ${token}`,
+        '-F', 'distribution=bookworm', '-F', `file=@${path}`, `${base}/upload`], { maxBuffer: 16 << 20 });
+      const cut = stdout.lastIndexOf('\n');
+      check(path, Number(stdout.slice(cut + 1)), JSON.parse(stdout.slice(0, cut)) as { status?: string; detail?: string });
+    };
+    const upload = CLIENT === 'curl' ? uploadWithCurl : uploadWithFetch;
     let next = 0;
+    let uploading = true;
+    // How the API answers others meanwhile: GET /health/live every 50 ms while the uploads run.
+    const probe = (async () => {
+      while (uploading) {
+        const t = performance.now();
+        await (await fetch(`${base}/health/live`)).arrayBuffer();
+        probeMs.push(performance.now() - t);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    })();
+    const cpuBefore = await cpuMsOf(server.pid!);
     const started = performance.now();
     await Promise.all(Array.from({ length: CLIENTS }, async () => {
       while (next < files.length) await upload(files[next++]!);
     }));
     oursMs = performance.now() - started;
+    uploading = false;
+    await probe;
+    serviceCpuMs = (await cpuMsOf(server.pid!)) - cpuBefore;
     // The payloads (file lists for Contents) are read behind the uploads: how long until done.
     const pending = async () => Number(/^tollgate_deb_payloads_pending (\d+)/m.exec(await (await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${token}` } })).text())?.[1] ?? NaN);
     const atEnd = await pending();
@@ -117,6 +160,8 @@ async function main(): Promise<void> {
       ['metric', 'Tollgate'],
       ['uploaded', `${files.length - failures.length} of ${files.length} (${(bytes / MB).toFixed(0)} MB) in ${(oursMs / 1000).toFixed(1)} s`],
       ['throughput', `${mbps(bytes, oursMs)}, ${(files.length / (oursMs / 1000)).toFixed(1)} packages/s`],
+      ['GET /health/live meanwhile: median, p99, max', [0.5, 0.99, 1].map((q) => `${percentile(probeMs, q).toFixed(1)} ms`).join(', ')],
+      ['service CPU (all threads) while uploading', `${(serviceCpuMs / 1000).toFixed(1)} s, ${(serviceCpuMs / (bytes / 1e9) / 1000).toFixed(1)} s per GB`],
       ['Contents complete (every payload read)', `${((oursMs + catchUpMs) / 1000).toFixed(1)} s after the first upload, ${mbps(bytes, oursMs + catchUpMs)}`],
       ['service peak RSS', `${(peak / 2 ** 20).toFixed(0)} MiB`],
       ['stanzas in Packages', String(ours.size)],
