@@ -35,7 +35,8 @@ import { debCorpus } from './lib/deb-corpus.js';
 import { bigPackages, DEBIAN_RESOLVES, signedSuite } from './lib/import-upstream.js';
 import { textTable } from './lib/table.js';
 import { formatMiB, formatMs, median } from './lib/timing.js';
-import { numberArg as arg } from './lib/args.js';
+import { numberArg as arg, stringArg } from './lib/args.js';
+import { cpuMsOf } from './lib/proc.js';
 
 const run = promisify(execFile);
 const root = new URL('..', import.meta.url).pathname;
@@ -46,16 +47,10 @@ const CLOSURE = arg('closure', 300);
 /** `--tsx`: the service under tsx (harness/service.ts), as the figures before 2026-11-25 were taken. */
 const UNDER_TSX = process.argv.includes('--tsx');
 /** `--main PATH`: an already compiled main.js instead of building one (e.g. another revision's, to compare). */
-const MAIN = process.argv.includes('--main') ? process.argv[process.argv.indexOf('--main') + 1] : undefined;
-const PG = process.argv.includes('--pg') ? process.argv[process.argv.indexOf('--pg') + 1] : undefined;
-const ONLY = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
+const MAIN = stringArg('main');
+const PG = stringArg('pg');
+const ONLY = stringArg('only');
 
-/** CPU time (user + system) a process has used so far, in ms (/proc/PID/stat, clock ticks of 10 ms). */
-async function cpuMsOf(pid: number): Promise<number> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
 
 async function main(): Promise<void> {
   await rm(join(work, 'up'), { recursive: true, force: true });

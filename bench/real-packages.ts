@@ -23,7 +23,9 @@ import { promisify } from 'node:util';
 import { freePort } from '../harness/net.js';
 import { loginAsInitialAdmin, waitUntilReady } from '../harness/service.js';
 import { buildService, rssOf, spawnCompiledService } from './lib/compiled-service.js';
-import { runMeasured } from './lib/proc.js';
+import { numberArg, stringArg } from './lib/args.js';
+import { cpuMsOf, runMeasured } from './lib/proc.js';
+import { quantile } from './lib/timing.js';
 import { textTable } from './lib/table.js';
 import { throwawayGpgHome } from './lib/gpg-home.js';
 
@@ -32,28 +34,13 @@ const root = new URL('..', import.meta.url).pathname;
 const work = join(root, 'bench', '.work');
 const CACHE = '/var/cache/apt/archives';
 
-const arg = (name: string, fallback: number) => {
-  const at = process.argv.indexOf(`--${name}`);
-  return at > 0 ? Number(process.argv[at + 1]) : fallback;
-};
-const CLIENTS = arg('clients', 4);
-const LIMIT = arg('limit', Number.POSITIVE_INFINITY);
+const CLIENTS = numberArg('clients', 4);
+const LIMIT = numberArg('limit', Number.POSITIVE_INFINITY);
 const PEERS = !process.argv.includes('--no-peers');
-const CLIENT = process.argv.includes('--client') ? process.argv[process.argv.indexOf('--client') + 1] : 'fetch';
+const CLIENT = stringArg('client') ?? 'fetch';
 if (CLIENT !== 'fetch' && CLIENT !== 'curl') throw new Error(`--client fetch|curl, not ${CLIENT}`);
 
-/** CPU time (user + system) a process has used so far, in ms (/proc/PID/stat, clock ticks of 10 ms). */
-async function cpuMsOf(pid: number): Promise<number> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-
 const MB = 1e6;
-const percentile = (values: number[], q: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]! : NaN;
-};
 const mbps = (bytes: number, ms: number) => `${(bytes / MB / (ms / 1000)).toFixed(1)} MB/s`;
 
 /** Stanzas of a Packages file keyed by `name version arch`, Filename reduced to the file's name (the pool layouts differ). */
@@ -160,7 +147,7 @@ async function main(): Promise<void> {
       ['metric', 'Tollgate'],
       ['uploaded', `${files.length - failures.length} of ${files.length} (${(bytes / MB).toFixed(0)} MB) in ${(oursMs / 1000).toFixed(1)} s`],
       ['throughput', `${mbps(bytes, oursMs)}, ${(files.length / (oursMs / 1000)).toFixed(1)} packages/s`],
-      ['GET /health/live meanwhile: median, p99, max', [0.5, 0.99, 1].map((q) => `${percentile(probeMs, q).toFixed(1)} ms`).join(', ')],
+      ['GET /health/live meanwhile: median, p99, max', [0.5, 0.99, 1].map((q) => `${quantile(probeMs, q).toFixed(1)} ms`).join(', ')],
       ['service CPU (all threads) while uploading', `${(serviceCpuMs / 1000).toFixed(1)} s, ${(serviceCpuMs / (bytes / 1e9) / 1000).toFixed(1)} s per GB`],
       ['Contents complete (every payload read)', `${((oursMs + catchUpMs) / 1000).toFixed(1)} s after the first upload, ${mbps(bytes, oursMs + catchUpMs)}`],
       ['service peak RSS', `${(peak / 2 ** 20).toFixed(0)} MiB`],

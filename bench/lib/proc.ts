@@ -44,3 +44,10 @@ export async function runQuiet(command: string, args: readonly string[], options
   const { stdout } = await run(command, args, { cwd: options.cwd, maxBuffer: 256 * 1024 * 1024 });
   return stdout;
 }
+
+/** CPU time (user + system, all threads) a process has used so far, in ms (/proc/PID/stat, clock ticks of 10 ms). */
+export async function cpuMsOf(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
