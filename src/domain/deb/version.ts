@@ -131,6 +131,8 @@ export function formatDebianVersion(version: DebianVersion): string {
 export function compareDebianVersions(a: string | DebianVersion, b: string | DebianVersion): number {
   const left = typeof a === 'string' ? parseForComparison(a) : a;
   const right = typeof b === 'string' ? parseForComparison(b) : b;
+  // Callers that keep parsed versions (the resolver) pass the same object for the same text.
+  if (left === right) return 0;
   if (left.epoch !== right.epoch) return left.epoch < right.epoch ? -1 : 1;
   const upstream = compareVersionPart(left.upstream, right.upstream);
   if (upstream !== 0) return upstream;
@@ -164,9 +166,9 @@ function parseForComparison(text: string): DebianVersion {
   return outcome.version;
 }
 
-/** Sort weight of one character in a non-digit run; `code` is NaN past the end of the string. */
+/** Sort weight of one character in a non-digit run; `code` is END past the end of the string. */
 function characterWeight(code: number): number {
-  if (Number.isNaN(code) || isDigit(code)) return 0; // end of the run (or of the string)
+  if (code === END || isDigit(code)) return 0; // end of the run (or of the string)
   if (isLetter(code)) return code;
   if (code === 0x7e /* ~ */) return -1;
   // A byte of a UTF-8 sequence (see dpkgBytes): dpkg's `c + 256` of a negative (signed) char.
@@ -193,8 +195,21 @@ function isLetter(code: number): boolean {
   return (code >= 0x41 && code <= 0x5a) || (code >= 0x61 && code <= 0x7a);
 }
 
+/** What {@link codeAt} answers past the end of a string. */
+const END = -1;
+
+/**
+ * The character code at `i`, END past the end. Reading past the end with charCodeAt (NaN) is
+ * correct too, but makes V8 throw away the compiled comparison the first time it happens; a
+ * resolution compares thousands of versions and paid for that again and again.
+ */
+function codeAt(text: string, i: number): number {
+  return i < text.length ? text.charCodeAt(i) : END;
+}
+
 /** The Policy algorithm above for one part (upstream or revision). */
 function compareVersionPart(textA: string, textB: string): number {
+  if (textA === textB) return 0;
   const a = dpkgBytes(textA);
   const b = dpkgBytes(textB);
   let i = 0;
@@ -202,23 +217,23 @@ function compareVersionPart(textA: string, textB: string): number {
   while (i < a.length || j < b.length) {
     // Non-digit run, character by character, with the weights of the Policy text.
     while ((i < a.length && !isDigit(a.charCodeAt(i))) || (j < b.length && !isDigit(b.charCodeAt(j)))) {
-      const left = characterWeight(a.charCodeAt(i));
-      const right = characterWeight(b.charCodeAt(j));
+      const left = characterWeight(codeAt(a, i));
+      const right = characterWeight(codeAt(b, j));
       if (left !== right) return left < right ? -1 : 1;
       i += 1;
       j += 1;
     }
     // Digit run: numeric value, compared without converting (runs may exceed 2^53).
-    while (a.charCodeAt(i) === 0x30) i += 1;
-    while (b.charCodeAt(j) === 0x30) j += 1;
+    while (codeAt(a, i) === 0x30) i += 1;
+    while (codeAt(b, j) === 0x30) j += 1;
     let firstDifference = 0;
-    while (isDigit(a.charCodeAt(i)) && isDigit(b.charCodeAt(j))) {
+    while (isDigit(codeAt(a, i)) && isDigit(codeAt(b, j))) {
       if (firstDifference === 0) firstDifference = a.charCodeAt(i) - b.charCodeAt(j);
       i += 1;
       j += 1;
     }
-    if (isDigit(a.charCodeAt(i))) return 1; // a's number has more significant digits
-    if (isDigit(b.charCodeAt(j))) return -1;
+    if (isDigit(codeAt(a, i))) return 1; // a's number has more significant digits
+    if (isDigit(codeAt(b, j))) return -1;
     if (firstDifference !== 0) return firstDifference < 0 ? -1 : 1;
   }
   return 0;

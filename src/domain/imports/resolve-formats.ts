@@ -164,6 +164,19 @@ function parseAlternative(field: string, a: number, b: number): Relation | null 
   return { name, archQualifier, constraint, archRestriction: null, profiles: null };
 }
 
+/**
+ * Runs the relation and version parsers on these texts past their memos. For the resolver's
+ * warm-up: after its first round the walk finds every text memoised, so the parsers themselves
+ * would not run often enough to be compiled before a real catalog's new texts reach them.
+ */
+export function exerciseParsers(fields: readonly string[], versions: readonly string[]): void {
+  for (const field of fields) relationFields.Depends.parse(field);
+  for (const version of versions) {
+    parseVersionOrKeep(version);
+    isValidDebianVersion(version);
+  }
+}
+
 /** Relation fields parsed once by text (an unreadable one keeps its error, thrown again). */
 type ParsedField = RelationGroup[] | { error: unknown };
 const fieldParser = (name: string) => (text: string): ParsedField => {

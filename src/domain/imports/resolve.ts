@@ -204,11 +204,37 @@ export async function resolveClosure<A>(root: CatalogPackage, format: ResolverFo
  * so `foo (>= 2), foo (<< 3)` selects the highest 2.x rather than 3.0.
  */
 function meetsSiblings<A>(candidate: CatalogPackage, current: Requirement<A>, all: Requirement<A>[], format: ResolverFormat<A>): boolean {
-  return all.every((other) => {
-    if (other === current || other.alternatives.length !== 1) return true;
-    const alt = other.alternatives[0]!;
-    return format.nameOf(alt) !== candidate.name || format.satisfiedBy(alt, candidate);
-  });
+  const others = singleAlternativesByName(all, format).get(candidate.name);
+  if (others === undefined) return true;
+  for (let i = 0; i < others.length; i++) {
+    const other = others[i]!;
+    if (other !== current && !format.satisfiedBy(other.alternatives[0]!, candidate)) return false;
+  }
+  return true;
+}
+
+/**
+ * A package's one-alternative requirements by the name they ask for, made once per requirement
+ * list: a metapackage's siblings were otherwise walked again for every candidate of each of its
+ * hundreds of requirements (kde-full: ~49,000 checks for one resolution).
+ */
+const singleAlternatives = new WeakMap<Requirement<unknown>[], Map<string, Requirement<unknown>[]>>();
+
+function singleAlternativesByName<A>(all: Requirement<A>[], format: ResolverFormat<A>): Map<string, Requirement<A>[]> {
+  let byName = singleAlternatives.get(all) as Map<string, Requirement<A>[]> | undefined;
+  if (byName === undefined) {
+    byName = new Map();
+    for (let i = 0; i < all.length; i++) {
+      const requirement = all[i]!;
+      if (requirement.alternatives.length !== 1) continue;
+      const name = format.nameOf(requirement.alternatives[0]!);
+      const list = byName.get(name);
+      if (list) list.push(requirement);
+      else byName.set(name, [requirement]);
+    }
+    singleAlternatives.set(all, byName as Map<string, Requirement<unknown>[]>);
+  }
+  return byName;
 }
 
 /** Appends to `names` every name the package's requirements ask for (none when they cannot be read). */

@@ -55,6 +55,25 @@ describe('closure walk: Debian architecture qualifiers and Multi-Arch', () => {
   });
 });
 
+describe('closure walk: a name asked for twice', () => {
+  const debLookups = (packages: CatalogPackage[]) => debFormat(lookups(packages, () => []), ['amd64', 'all']);
+  const foos = ['1.0-1', '2.5-1', '3.0-1', '2.9~rc1-1'].map((version) => deb('foo', { version }));
+
+  it('picks the highest version that also meets the other one-alternative relations on that name', async () => {
+    for (const depends of ['foo (>= 2), foo (<< 3)', 'foo (<< 3), foo (>= 2)', 'foo (>= 2) | bar, foo (<< 3)', 'bar2 | foo (>= 2), foo (<< 2.9~)']) {
+      const closure = await resolveClosure(deb('app', { depends }), debLookups(foos));
+      const picked = closure.selected.find((s) => s.pkg.name === 'foo');
+      assert.equal(picked?.pkg.version, depends.endsWith('(<< 2.9~)') ? '2.5-1' : '2.9~rc1-1', depends);
+      assert.deepEqual(closure.unsatisfiable, [], depends);
+    }
+  });
+
+  it('a relation on an alternative with others does not narrow the choice', async () => {
+    const closure = await resolveClosure(deb('app', { depends: 'foo (>= 2), foo (<< 3) | bar' }), debLookups(foos));
+    assert.equal(closure.selected.find((s) => s.pkg.name === 'foo')?.pkg.version, '3.0-1');
+  });
+});
+
 describe('closure walk: RPM conditional rich dependencies', () => {
   const rpmLookups = (packages: CatalogPackage[], target: string[] = []) =>
     rpmFormat(lookups(packages, (p) => (p.relations as RpmCatalogRelations).provides.map((x) => ({ name: x.name, version: null, flags: null })), target), ['x86_64', 'noarch']);

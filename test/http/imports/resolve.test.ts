@@ -11,6 +11,7 @@ import { backends, bearer, startTestApp, type TestApp } from '../../helpers/app.
 import { buildDeb } from '../../../harness/debs.js';
 import { multipartBody } from '../../../harness/multipart.js';
 import { makeTempDir } from '../../helpers/tmp.js';
+import { RESOLVER_WARM_UP_FROM } from '../../../src/services/imports/index.js';
 import { buildAptRepo, buildRpmRepo, makeGpgKey, serveDir, writeAptIndexes, type GpgKey, type StaticServer } from '../../../harness/upstream.js';
 
 interface Fixture {
@@ -187,6 +188,25 @@ for (const backend of backends()) {
       assert.ok(p['rpm-cyc-a'] && p['rpm-cyc-b']);
       assert.deepEqual(r.unsatisfiable, []);
       assert.equal(r.total, 7);
+    });
+
+    it('the resolver warm-up changes no answer; catalogs under RESOLVER_WARM_UP_FROM packages skip it', async () => {
+      const urls = ['/import/resolve/app?distribution=bookworm', '/import/resolve/rpm-app?distribution=rocky9', '/import/resolve/broken'];
+      const answers = await Promise.all(urls.map(resolve));
+      const { imports } = app.ctx;
+      assert.ok((await imports.catalog.warmUp(2)) > 0);
+      assert.deepEqual(await Promise.all(urls.map(resolve)), answers);
+      const warmUp = imports.catalog.warmUp;
+      let runs = 0;
+      imports.catalog.warmUp = async () => (runs += 1);
+      try {
+        await imports.warmUpResolver(); // the largest catalog synced here: a few packages
+        assert.equal(runs, 0);
+        await imports.warmUpResolver(RESOLVER_WARM_UP_FROM);
+        assert.equal(runs, 1);
+      } finally {
+        imports.catalog.warmUp = warmUp;
+      }
     });
   });
 }
