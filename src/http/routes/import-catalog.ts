@@ -7,7 +7,7 @@ import { DomainError } from '../../domain/errors.js';
 import type { AppContext } from '../../services/context.js';
 import type { CatalogItem } from '../../services/imports/catalog-query.js';
 import { HttpError } from '../errors.js';
-import { answering, ErrorBody, errorResponses, Page, pageOf } from '../schemas.js';
+import { answering, ErrorBody, errorResponses, Nullable, Page, pageOf } from '../schemas.js';
 import type { App } from '../types.js';
 
 const responses = { ...errorResponses, 424: ErrorBody };
@@ -20,7 +20,7 @@ const Item = answering<CatalogItem>()(Type.Object({
 const Pulled = Type.Object({
   name: Type.String(), version: Type.String(), arch: Type.String(), source_id: Type.String(), source: Type.String(),
   filename: Type.String(), size: Type.Integer(), sha256: Type.String(),
-  reason: Type.String(), required_by: Type.Union([Type.String(), Type.Null()]), relation: Type.Union([Type.String(), Type.Null()]), depth: Type.Integer(),
+  reason: Type.String(), required_by: Nullable(Type.String()), relation: Nullable(Type.String()), depth: Type.Integer(),
 });
 const Resolution = Type.Object({
   package: Type.String(), version: Type.String(), arch: Type.String(), distribution: Type.String(),
