@@ -19,7 +19,9 @@
  * 2. Unchanged re-sync (conditional InRelease request answered 304): median of 5.
  * 3. Resolve time of large closures (median of 3 over HTTP).
  * 4. Import of a `--closure`-package dependency chain (bench/lib/deb-corpus.ts) from a second
- *    loopback mirror with POST /import/fetch, against uploading the same files with POST /upload.
+ *    loopback mirror with POST /import/fetch, against uploading the same files with POST /upload
+ *    into another distribution that has the same mirror as a source (so both run the same
+ *    pipeline, its dependency check against the synced catalogs included).
  */
 import { execFile } from 'node:child_process';
 import { mkdir, readFile, rm } from 'node:fs/promises';
@@ -133,6 +135,11 @@ async function main(): Promise<void> {
     if (ONLY !== 'resolve') {
       const mirrorSource = await call('POST', '/import/sources', { name: 'mirror', type: 'apt', url: `${upstream.url}/mirror`, suite: 'stable', key: gpg.armoredPublic, distribution: 'jammy' });
       await call('POST', `/import/sync/${String(mirrorSource.id)}`);
+      // The same mirror for the distribution the uploads go to: a distribution with synced
+      // catalogs checks missing dependencies against them (libc6 here, for every package), so
+      // without it the upload would skip pipeline work the import does.
+      const uploadSource = await call('POST', '/import/sources', { name: 'mirror-noble', type: 'apt', url: `${upstream.url}/mirror`, suite: 'stable', key: gpg.armoredPublic, distribution: 'noble' });
+      await call('POST', `/import/sync/${String(uploadSource.id)}`);
       const top = corpus.entries[CLOSURE + 10]!.name;
       let cpuBefore = await cpu();
       started = performance.now();

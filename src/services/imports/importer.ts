@@ -18,7 +18,7 @@ import { isoUtc } from '../../domain/time.js';
 import { findStoredUpload } from '../../adapters/db/packages.table.js';
 import type { UploadResult, UploadService } from '../upload.js';
 import type { CatalogQuery } from './catalog-query.js';
-import type { SourceStore } from './source-store.js';
+import type { SourceStore, StoredSource } from './source-store.js';
 import { claimKey, RunClaims } from './claims.js';
 
 export interface ImportRequest {
@@ -118,6 +118,17 @@ export class Importer {
     onEvent({ event: 'resolved', total: ordered.length, packages: ordered.map((p) => ({ name: p.pkg.name, version: p.pkg.version, arch: p.pkg.arch })) });
     const packages: ImportedPackage[] = [];
     const claims = new RunClaims(this.deps.db);
+    // Where each source's files are, read once per run rather than once per package.
+    const sources = new Map<string, Promise<StoredSource>>();
+    const sourceOf = (id: string): Promise<StoredSource> => {
+      let source = sources.get(id);
+      if (!source) {
+        source = this.deps.sources.get(id);
+        sources.set(id, source);
+        source.catch(() => sources.delete(id));
+      }
+      return source;
+    };
     // Downloads run ahead of the pipeline (a few files at a time), so the pipeline, which runs
     // one package at a time in dependency order, never waits for the network but for the first.
     // A file another run has claimed is not downloaded ahead: its turn waits for the claim.
@@ -126,7 +137,7 @@ export class Importer {
       for (let i = from; i < Math.min(ordered.length, from + DOWNLOAD_AHEAD); i++) {
         if (downloads.has(i)) continue;
         const { pkg, distribution } = ordered[i]!;
-        const pending = claims.tryTake(claimKey(distribution, pkg.sha256)).then((mine): Promise<Download> => (mine ? this.download(pkg, distribution) : Promise.resolve({ kind: 'busy' })));
+        const pending = claims.tryTake(claimKey(distribution, pkg.sha256)).then((mine): Promise<Download> => (mine ? this.download(pkg, distribution, sourceOf) : Promise.resolve({ kind: 'busy' })));
         // Awaited in its turn; until then a failure must not count as unhandled.
         pending.catch(() => undefined);
         downloads.set(i, pending);
@@ -141,7 +152,7 @@ export class Importer {
           const ahead = downloaded;
           try {
             await claims.take(key);
-            if ((await ahead).kind === 'busy') downloaded = this.download(item.pkg, item.distribution);
+            if ((await ahead).kind === 'busy') downloaded = this.download(item.pkg, item.distribution, sourceOf);
           } catch (error) {
             if (!(error instanceof DomainError)) throw error;
             const early = await ahead.catch(() => null);
@@ -177,12 +188,12 @@ export class Importer {
    * Downloads a catalog package into a temp file and checks its size against the signed catalog
    * (the pipeline checks its SHA-256); nothing is downloaded for a file already stored.
    */
-  private async download(pkg: CatalogPackage, distribution: string): Promise<Download> {
+  private async download(pkg: CatalogPackage, distribution: string, sourceOf: (id: string) => Promise<StoredSource>): Promise<Download> {
     try {
       const stored = await findStoredUpload(this.deps.db, distribution, pkg.name, pkg.version, pkg.arch);
       if (stored && stored.upload_sha256 === pkg.sha256) return { kind: 'stored', status: stored.status };
       if (pkg.size > this.deps.maxPackageBytes) throw new DomainError('too_large', 'file_too_large', `${pkg.name} is ${pkg.size} bytes, more than MAX_UPLOAD_MB allows`);
-      const source = await this.deps.sources.get(pkg.sourceId);
+      const source = await sourceOf(pkg.sourceId);
       const url = upstreamUrl((source.type === 'apt' ? source.url : source.baseurl)!, pkg.location);
       const file = await fetchToFile(url, { maxBytes: pkg.size, timeoutMs: 15 * 60_000 }, this.deps.tempDir);
       if (!file) throw new DomainError('not_found', 'upstream_missing', `${pkg.location} is listed in the signed index but the upstream does not have it`);
@@ -206,11 +217,14 @@ export class Importer {
       status: 'failed', provenance: null, detail: null, code: null, result: null,
     };
     const download = await downloaded;
-    // Stored meanwhile (a concurrent import of the same file): answered as present, the download dropped.
-    const stored = await findStoredUpload(this.deps.db, distribution, pkg.name, pkg.version, pkg.arch);
-    if (stored && stored.upload_sha256 === pkg.sha256) {
-      if (download.kind === 'file') await download.file.remove();
-      return { ...base, packageId: stored.id, status: 'already_present', detail: `already stored as ${stored.status}` };
+    // Not downloaded because stored (before the claim, or by the run that held it): answered as
+    // present. A file this run downloaded under its claim goes to the pipeline, which answers a
+    // copy stored meanwhile by a plain upload as already present itself.
+    if (download.kind !== 'file') {
+      const stored = await findStoredUpload(this.deps.db, distribution, pkg.name, pkg.version, pkg.arch);
+      if (stored && stored.upload_sha256 === pkg.sha256) {
+        return { ...base, packageId: stored.id, status: 'already_present', detail: `already stored as ${stored.status}` };
+      }
     }
     if (download.kind === 'stored' || download.kind === 'busy') return { ...base, status: 'failed', detail: `${pkg.name} ${pkg.version} was deleted while being imported`, code: 'deleted_meanwhile' };
     if (download.kind === 'failed') return { ...base, status: 'failed', detail: download.error.message, code: download.error.code };
