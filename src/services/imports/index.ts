@@ -56,7 +56,7 @@ export class ImportService {
   }
 
   /**
-   * Has V8 compile the dependency resolver (CatalogQuery.warmUp, about half a second of CPU)
+   * Has V8 compile the dependency resolver (CatalogQuery.warmUp, about 0.3 s of CPU)
    * when a catalog of RESOLVER_WARM_UP_FROM packages or more exists: after a sync of one, and at
    * start-up. Small catalogs resolve in milliseconds either way. `count`: the catalog just
    * synced; without it, the largest one stored.
