@@ -11,7 +11,7 @@ import {
 import { importSourceNames } from '../../adapters/db/import-sources.table.js';
 import { acceptedArchitectures, findDistribution } from '../../domain/distributions.js';
 import { DomainError } from '../../domain/errors.js';
-import type { CatalogEntry, DebCatalogRelations, RpmCatalogRelations } from '../../domain/imports/catalog.js';
+import { forEachProvidedName, type CatalogEntry, type DebCatalogRelations } from '../../domain/imports/catalog.js';
 import { debWarmUpCatalog, rpmWarmUpCatalog } from '../../domain/imports/warm-up-catalog.js';
 import { resolveClosure, type CatalogPackage, type Closure, type ResolverFormat } from '../../domain/imports/resolve.js';
 import { debFormat, exerciseParsers, rpmFormat, type LoadedName, type NameLookups } from '../../domain/imports/resolve-formats.js';
@@ -298,7 +298,7 @@ type CatalogRows = (sourceId: string, generation: number, names: readonly string
 const WARM_UP_PACKAGES = 400;
 const WARM_UP_ROUNDS = 8;
 
-/** The made-up entries as the rows catalogLookup answers, by every name they answer to. */
+/** The made-up entries as the rows catalogLookup answers (the provides rows as a sync writes them), by every name they answer to. */
 function warmUpRows(entries: CatalogEntry[]): Map<string, CatalogLookupRow[]> {
   const rows = new Map<string, CatalogLookupRow[]>();
   const add = (name: string, row: CatalogLookupRow) => {
@@ -312,15 +312,7 @@ function warmUpRows(entries: CatalogEntry[]): Map<string, CatalogLookupRow[]> {
       summary: e.summary, relations: JSON.stringify(e.relations),
     };
     add(e.name, { ...base, provided_name: null, provided_version: null, provided_flags: null });
-    if (e.format === 'deb') {
-      const provides = (e.relations as DebCatalogRelations).provides;
-      const match = provides ? /^(\S+) \(= (\S+)\)$/.exec(provides) : null;
-      if (match) add(match[1]!, { ...base, provided_name: match[1]!, provided_version: match[2]!, provided_flags: null });
-    } else {
-      const rel = e.relations as RpmCatalogRelations;
-      for (const p of rel.provides) if (p.name !== e.name) add(p.name, { ...base, provided_name: p.name, provided_version: p.evr, provided_flags: p.flags });
-      for (const f of rel.files) add(f, { ...base, provided_name: f, provided_version: null, provided_flags: null });
-    }
+    forEachProvidedName(e, (_kind, name, version, flags) => add(name, { ...base, provided_name: name, provided_version: version, provided_flags: flags }));
   });
   return rows;
 }

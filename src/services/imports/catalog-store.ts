@@ -8,8 +8,7 @@ import {
   insertCatalogValues, refreshCatalogStatistics,
 } from '../../adapters/db/import-catalog.table.js';
 import { recordSyncSuccess } from '../../adapters/db/import-sources.table.js';
-import type { CatalogEntry, DebCatalogRelations, RpmCatalogRelations } from '../../domain/imports/catalog.js';
-import { parseProvides } from '../../domain/deb/relations.js';
+import { forEachProvidedName, type CatalogEntry } from '../../domain/imports/catalog.js';
 import { isoUtc } from '../../domain/time.js';
 
 export interface CommitInfo {
@@ -89,23 +88,7 @@ export class CatalogWriter {
   }
 }
 
-/** Names a catalog package answers to besides its own: Provides, and (RPM) the files primary lists. */
+/** The provides rows of one catalog package (forEachProvidedName). */
 function appendProvides(values: unknown[], sourceId: string, generation: number, seq: number, entry: CatalogEntry): void {
-  if (entry.format === 'deb') {
-    const rel = entry.relations as DebCatalogRelations;
-    let provided: Array<{ name: string; version: string | null }>;
-    try {
-      provided = parseProvides(rel.provides);
-    } catch {
-      // An upstream stanza with a Provides we cannot read provides nothing, as apt would skip it.
-      return;
-    }
-    for (const p of provided) appendCatalogProvidesRow(values, sourceId, generation, seq, 'provides', p.name, p.version, null);
-    return;
-  }
-  const rel = entry.relations as RpmCatalogRelations;
-  for (const p of rel.provides) {
-    if (p.name !== entry.name || p.evr === '') appendCatalogProvidesRow(values, sourceId, generation, seq, 'provides', p.name, p.evr || null, p.flags);
-  }
-  for (const f of rel.files) appendCatalogProvidesRow(values, sourceId, generation, seq, 'file', f, null, null);
+  forEachProvidedName(entry, (kind, name, version, flags) => appendCatalogProvidesRow(values, sourceId, generation, seq, kind, name, version, flags));
 }

@@ -6,8 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { CatalogEntry, DebCatalogRelations, RpmCatalogRelations } from '../../../src/domain/imports/catalog.js';
-import { parseProvides } from '../../../src/domain/deb/relations.js';
+import { forEachProvidedName, type CatalogEntry, type RpmCatalogRelations } from '../../../src/domain/imports/catalog.js';
 import { debFormat, rpmFormat, type NameLookups } from '../../../src/domain/imports/resolve-formats.js';
 import { resolveClosure, type CatalogPackage, type Closure } from '../../../src/domain/imports/resolve.js';
 import { debWarmUpCatalog, rpmWarmUpCatalog } from '../../../src/domain/imports/warm-up-catalog.js';
@@ -21,13 +20,7 @@ function inMemory(entries: CatalogEntry[]): { root: CatalogPackage; lookups: Nam
   const packages = entries.map((e) => ({ ...e, sourceId: 'warm-up' }));
   for (const pkg of packages) {
     add(byName, pkg.name, pkg);
-    if (pkg.format === 'deb') {
-      for (const p of parseProvides((pkg.relations as DebCatalogRelations).provides)) add(providers, p.name, { pkg, version: p.version, flags: null });
-    } else {
-      const rel = pkg.relations as RpmCatalogRelations;
-      for (const p of rel.provides) if (p.name !== pkg.name) add(providers, p.name, { pkg, version: p.evr, flags: p.flags });
-      for (const f of rel.files) add(providers, f, { pkg, version: null, flags: null });
-    }
+    forEachProvidedName(pkg, (_kind, name, version, flags) => add(providers, name, { pkg, version, flags }));
   }
   return {
     root: packages[0]!,
