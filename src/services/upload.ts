@@ -28,6 +28,12 @@ export interface UploadInput {
   ip: string | null;
   /** How the audit entry is written: imports are recorded as IMPORT with their provenance (default UPLOAD). */
   audit?: { action: 'IMPORT'; detail: string };
+  /**
+   * Called once the package's row is stored (or found to be a duplicate), before the upload
+   * waits for the signed index to list it: from then on other uploads' dependency checks see it.
+   * Not called for an upload rejected or quarantined before that.
+   */
+  onAdmitted?: () => void;
 }
 
 /** The upload answer body, typed from the schema the HTTP layer serialises it with (domain/pipeline/upload-result.ts). */
@@ -86,7 +92,7 @@ export class UploadService {
   }
 
   constructor(
-    private readonly deps: Omit<PipelineDeps, 'uploadedBy'>,
+    private readonly deps: Omit<PipelineDeps, 'uploadedBy' | 'onAdmitted'>,
     private readonly audit: AuditLog,
     private readonly metrics: Metrics,
   ) {}
@@ -110,7 +116,7 @@ export class UploadService {
       await this.discardAll(input);
       throw error;
     }
-    const deps: PipelineDeps = { ...this.deps, uploadedBy: input.user };
+    const deps: PipelineDeps = { ...this.deps, uploadedBy: input.user, onAdmitted: input.onAdmitted };
     const signature = signatureStep(deps);
     const state: UploadState = {
       distribution,

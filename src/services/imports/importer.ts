@@ -2,8 +2,10 @@
  * Importing catalog packages (POST /import/fetch, /import/batch, /import/packages): resolve the
  * closure, download each file, check its size and SHA-256 against the signed catalog, then run
  * the upload pipeline with that SHA-256 as the claimed one (provenance `verified`). Dependencies
- * go first so each package's dependency check sees them. Each call is an import group; each
- * package is audited as IMPORT. Downloads run a few packages ahead of the pipeline. One import
+ * go first so each package's dependency check sees them: the next package enters the pipeline
+ * once the previous one's row is stored, while that one still waits for the signed index, so the
+ * closure's publishes coalesce. Each call is an import group; each package is audited as IMPORT.
+ * Downloads run a few packages ahead of the pipeline. One import
  * per file at a time across replicas: each file is claimed in the database before its download,
  * so a second import of it, here or on another replica, waits and then finds it stored.
  */
@@ -87,6 +89,19 @@ export interface ImporterDeps {
 const GROUP = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 /** How many downloads run ahead of the package the pipeline is on. */
 const DOWNLOAD_AHEAD = 4;
+/** How many packages may be in the pipeline at once (all but the newest stored, waiting for the signed index). */
+const PIPELINES_AT_ONCE = 8;
+
+type PlannedPackage = { pkg: CatalogPackage; distribution: string; requiredBy: string | null; relation: string | null; depth: number };
+
+/** What the packages of one run share. */
+interface RunContext {
+  group: string;
+  options: ImportOptions;
+  claims: RunClaims;
+  downloads: Map<number, Promise<Download>>;
+  sourceOf: (id: string) => Promise<StoredSource>;
+}
 
 /** A package's file as the pipeline gets it: downloaded, already stored, why not, or left to the run holding its claim. */
 type Download = { kind: 'file'; file: DownloadedFile } | { kind: 'stored'; status: string } | { kind: 'failed'; error: DomainError } | { kind: 'busy' };
@@ -98,7 +113,7 @@ export class Importer {
     if (options.group !== undefined && !GROUP.test(options.group)) {
       throw new DomainError('invalid', 'invalid_group', 'group: letters, digits, ".", "_" or "-", at most 100');
     }
-    const plan = new Map<string, { pkg: CatalogPackage; distribution: string; requiredBy: string | null; relation: string | null; depth: number }>();
+    const plan = new Map<string, PlannedPackage>();
     const unsatisfiable: ImportReport['unsatisfiable'] = [];
     for (const request of requests) {
       const { distribution, root, closure } = await this.deps.catalog.resolve(request.name, request);
@@ -143,45 +158,70 @@ export class Importer {
         downloads.set(i, pending);
       }
     };
+    // One package at a time enters the pipeline, in dependency order, but the next one enters as
+    // soon as this one's row is stored (its dependency check then sees it), not once the signed
+    // index lists it: the waits for the index overlap, and their publishes coalesce.
+    const running: Array<Promise<ImportedPackage>> = [];
+    const reportInOrder = async (keep: number) => {
+      while (running.length > keep) {
+        const reported = await running.shift()!;
+        packages.push(reported);
+        onEvent({ event: 'package', index: packages.length, total: ordered.length, package: reported });
+      }
+    };
     try {
       for (const [index, item] of ordered.entries()) {
         fetchAhead(index);
-        const key = claimKey(item.distribution, item.pkg.sha256);
-        let downloaded = downloads.get(index)!;
-        if (!claims.holds(key)) {
-          const ahead = downloaded;
-          try {
-            await claims.take(key);
-            if ((await ahead).kind === 'busy') downloaded = this.download(item.pkg, item.distribution, sourceOf);
-          } catch (error) {
-            if (!(error instanceof DomainError)) throw error;
-            const early = await ahead.catch(() => null);
-            if (early?.kind === 'file') await early.file.remove();
-            downloaded = Promise.resolve({ kind: 'failed', error });
-          }
-        }
-        downloads.delete(index);
-        const provenance = `group=${group}; source=${item.pkg.sourceId}; signed_sha256=${item.pkg.sha256}`;
-        const { audited, packageId, ...result } = await this.importOne(item.pkg, item.distribution, options, provenance, downloaded).finally(() => claims.release(key));
-        const reported = { ...result, required_by: item.requiredBy, relation: item.relation };
-        await this.remember(group, reported, item.pkg, packageId);
-        // The pipeline wrote the IMPORT entry of what it judged; what never reached it is recorded here.
-        if (!audited) {
-          await this.deps.audit.record({
-            action: 'IMPORT', user: options.user, ip: options.ip, package: reported.name, version: reported.version,
-            result: reported.status === 'already_present' ? 'SUCCESS' : 'FAILURE',
-            detail: `distribution=${item.distribution}; status=${reported.status}; ${provenance}${reported.detail ? `; ${reported.detail}` : ''}`,
-          });
-        }
-        packages.push(reported);
-        onEvent({ event: 'package', index: index + 1, total: ordered.length, package: reported });
+        let admitted!: () => void;
+        const stored = new Promise<void>((resolve) => { admitted = resolve; });
+        const done = this.importInTurn(item, index, { group, options, claims, downloads, sourceOf }, admitted);
+        // Awaited in order below; a failure meanwhile must not count as unhandled.
+        done.catch(() => undefined);
+        running.push(done);
+        await Promise.race([stored, done]);
+        await reportInOrder(PIPELINES_AT_ONCE - 1);
       }
+      await reportInOrder(0);
     } finally {
       // An import that stops early leaves no downloaded file and no claim behind.
+      await Promise.allSettled(running);
       for (const pending of downloads.values()) await pending.then((d) => (d.kind === 'file' ? d.file.remove() : undefined), () => undefined);
       await claims.releaseAll();
     }
     return { group, packages, unsatisfiable, summary: summarise(packages) };
+  }
+
+  /** One package of the plan, its claim taken (waiting for another run's), imported, remembered in the group and audited. */
+  private async importInTurn(item: PlannedPackage, index: number, run: RunContext, admitted: () => void): Promise<ImportedPackage> {
+    const { claims, downloads, group, options } = run;
+    const key = claimKey(item.distribution, item.pkg.sha256);
+    let downloaded = downloads.get(index)!;
+    if (!claims.holds(key)) {
+      const ahead = downloaded;
+      try {
+        await claims.take(key);
+        if ((await ahead).kind === 'busy') downloaded = this.download(item.pkg, item.distribution, run.sourceOf);
+      } catch (error) {
+        if (!(error instanceof DomainError)) throw error;
+        const early = await ahead.catch(() => null);
+        if (early?.kind === 'file') await early.file.remove();
+        downloaded = Promise.resolve({ kind: 'failed', error });
+      }
+    }
+    downloads.delete(index);
+    const provenance = `group=${group}; source=${item.pkg.sourceId}; signed_sha256=${item.pkg.sha256}`;
+    const { audited, packageId, ...result } = await this.importOne(item.pkg, item.distribution, options, provenance, downloaded, admitted).finally(() => claims.release(key));
+    const reported = { ...result, required_by: item.requiredBy, relation: item.relation };
+    await this.remember(group, reported, item.pkg, packageId);
+    // The pipeline wrote the IMPORT entry of what it judged; what never reached it is recorded here.
+    if (!audited) {
+      await this.deps.audit.record({
+        action: 'IMPORT', user: options.user, ip: options.ip, package: reported.name, version: reported.version,
+        result: reported.status === 'already_present' ? 'SUCCESS' : 'FAILURE',
+        detail: `distribution=${item.distribution}; status=${reported.status}; ${provenance}${reported.detail ? `; ${reported.detail}` : ''}`,
+      });
+    }
+    return reported;
   }
 
   /**
@@ -210,7 +250,7 @@ export class Importer {
     }
   }
 
-  private async importOne(pkg: CatalogPackage, distribution: string, options: ImportOptions, provenance: string, downloaded: Promise<Download>): Promise<Attempt> {
+  private async importOne(pkg: CatalogPackage, distribution: string, options: ImportOptions, provenance: string, downloaded: Promise<Download>, admitted: () => void): Promise<Attempt> {
     const base: Attempt = {
       audited: false, packageId: null,
       name: pkg.name, version: pkg.version, arch: pkg.arch, distribution, source_id: pkg.sourceId, required_by: null, relation: null,
@@ -229,7 +269,7 @@ export class Importer {
     if (download.kind === 'stored' || download.kind === 'busy') return { ...base, status: 'failed', detail: `${pkg.name} ${pkg.version} was deleted while being imported`, code: 'deleted_meanwhile' };
     if (download.kind === 'failed') return { ...base, status: 'failed', detail: download.error.message, code: download.error.code };
     try {
-      const answer = await this.deps.uploads.upload({ distribution, file: download.file, claimedSha256: pkg.sha256, user: options.user, ip: options.ip, audit: { action: 'IMPORT', detail: provenance } });
+      const answer = await this.deps.uploads.upload({ distribution, file: download.file, claimedSha256: pkg.sha256, user: options.user, ip: options.ip, audit: { action: 'IMPORT', detail: provenance }, onAdmitted: admitted });
       const body = answer.body;
       // The row the upload stored, when it is the catalog's name/version/arch; anything else (a
       // duplicate, a package whose control fields differ from the index) is looked up in remember().

@@ -44,5 +44,7 @@ export interface PipelineDeps {
   /** Leave a .deb's payload to be read after admission (DEB_PAYLOAD_CHECK=background); default: read it at upload. */
   deferDebPayload?: boolean;
   uploadedBy: string | null;
+  /** Told once this upload's row is stored, before it waits for the signed index (UploadInput.onAdmitted). */
+  onAdmitted?: () => void;
   log: Logger;
 }

@@ -21,6 +21,7 @@ export function signatureStep(deps: PipelineDeps): PipelineStep {
     async run(state) {
       const status = state.outcome === 'pending_review' ? 'pending_review' : 'published';
       const admission = await admitPackage(deps, state, status, deps.uploadedBy);
+      deps.onAdmitted?.();
       if (admission.kind === 'duplicate') {
         state.duplicateOf = admission.id;
         return { name: 'signature', status: 'passed', message: 'identical file stored by a concurrent upload', value: 'duplicate' };

@@ -34,6 +34,10 @@ async function fixture(): Promise<Fixture> {
     { name: 'spoiled', version: '1.0' },
     { name: 'race', version: '1.0', depends: 'race-lib' },
     { name: 'race-lib', version: '1.0' },
+    { name: 'chain-top', version: '1.0', depends: 'chain-mid (>= 1), chain-side' },
+    { name: 'chain-mid', version: '1.0', depends: 'chain-low' },
+    { name: 'chain-low', version: '1.0' },
+    { name: 'chain-side', version: '1.0' },
   ]);
   await buildRpmRepo(join(tmp.dir, 'rpm'), key, [
     { name: 'rpm-app', version: '1.0', requires: ['rpm-lib >= 2'] },
@@ -186,6 +190,41 @@ for (const backend of backends()) {
       const downloaded = fx.server.requests.slice(before).filter((p) => p.endsWith('.deb')).sort();
       assert.deepEqual(downloaded, ['/apt/pool/main/race-lib_1.0_amd64.deb', '/apt/pool/main/race_1.0_amd64.deb']);
       assert.equal(await app.ctx.db.selectFrom('import_claims').select('key').execute().then((r) => r.length), 0, 'no claim is left behind');
+    });
+
+    it('admits the next package once the previous one is stored, without waiting for its signed index', async () => {
+      // Publishes held back 200 ms each: an importer that waited for each package's signed index
+      // would never have two uploads under way.
+      const { publisher, uploads } = app.ctx.repo;
+      const publish = publisher.request.bind(publisher);
+      const upload = uploads.upload.bind(uploads);
+      let running = 0;
+      let most = 0;
+      publisher.request = async (codename) => {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        return publish(codename);
+      };
+      uploads.upload = async (...args) => {
+        most = Math.max(most, ++running);
+        try {
+          return await upload(...args);
+        } finally {
+          running--;
+        }
+      };
+      try {
+        const res = await app.app.inject({ method: 'POST', url: '/import/fetch', headers: { ...uploader, accept: 'text/event-stream' }, payload: { name: 'chain-top', distribution: 'bookworm' } });
+        const progress = res.body.split('\n\n').filter((b) => b.startsWith('event: package')).map((b) => JSON.parse(/^data: (.*)$/m.exec(b)![1]!).package as Imported & { result: { pipeline: Record<string, string> } });
+        // Still in dependency order, each reported in turn, each one's dependency check seeing those before it.
+        assert.deepEqual(progress.map((p) => p.name), ['chain-low', 'chain-mid', 'chain-side', 'chain-top']);
+        assert.deepEqual(progress.map((p) => [p.status, p.result.pipeline.dependencies]), Array(4).fill(['published', 'satisfied']));
+        assert.ok(most >= 2, `uploads under way at once: ${most}`);
+      } finally {
+        publisher.request = publish;
+        uploads.upload = upload;
+      }
+      const index = await app.app.inject({ method: 'GET', url: '/repo/apt/dists/bookworm/main/binary-amd64/Packages' });
+      for (const name of ['chain-low', 'chain-mid', 'chain-side', 'chain-top']) assert.match(index.body, new RegExp(`^Package: ${name}$`, 'm'));
     });
 
     it('leaves no downloaded file behind, whatever became of each package', async () => {
