@@ -5,8 +5,9 @@
  *
  * Publishes `--packages` synthetic stanzas in full, then `--appends` appends of `--batch` stanzas
  * each through the APT publisher itself (no service, no database), fsync on, and prints the median
- * and p90 of each stage the publisher times (compress = the appended index variants written,
- * sign, write = Release/InRelease/Release.gpg), the mean cycle (appends back to back, by-hash
+ * and p90 of each stage the publisher times (compress = the appended index variants compressed
+ * and hashed, sign = signing Release while those variants are written, write =
+ * Release/InRelease/Release.gpg), the mean cycle (appends back to back, by-hash
  * pruning included: it runs after an append answers, before the next starts), the process's CPU time per
  * append, and the system calls per append when run under `strace -c -f`.
  */
@@ -70,4 +71,4 @@ const row = (label: string, pick: (s: (typeof samples)[number]) => number) => {
   return [label, quantile(values, 0.5).toFixed(1), quantile(values, 0.9).toFixed(1)];
 };
 console.log(`${appends} appends of ${batch} stanzas to ${packages} packages, ${keyType} key, fsync ${sync ? 'on' : 'off'}`);
-console.log(textTable([['stage (ms)', 'median', 'p90'], row('index variants', (s) => s.compress), row('sign', (s) => s.sign), row('Release files', (s) => s.write), row('total (until answered)', (s) => s.total), ['mean cycle (with pruning)', cycle.toFixed(1), ''], row('process CPU (all threads)', (s) => s.cpu)]));
+console.log(textTable([['stage (ms)', 'median', 'p90'], row('index variants compressed, hashed', (s) => s.compress), row('sign, variants written meanwhile', (s) => s.sign), row('Release files', (s) => s.write), row('total (until answered)', (s) => s.total), ['mean cycle (with pruning)', cycle.toFixed(1), ''], row('process CPU (all threads)', (s) => s.cpu)]));

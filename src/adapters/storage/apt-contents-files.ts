@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import { createGzip, gzip } from 'node:zlib';
 import { tempPathFor } from './atomic.js';
 import type { ContentDigests } from './hash-stream.js';
-import { appendToCopy, Digests, finishWrite, HashTap, placeObject, syncFile, writeAndWait, type AptIndexState, type IndexFileOptions, type VariantName, type VariantState } from './apt-index-files.js';
+import { appendToCopy, Digests, finishWrite, HashTap, placeObject, syncFile, writeAndWait, type AptIndexState, type IndexFileOptions, type StagedWrite, type VariantName, type VariantState } from './apt-index-files.js';
 
 const gzipAsync = promisify(gzip);
 
@@ -51,8 +51,11 @@ export async function writeContentsFile(componentDir: string, arch: string, batc
   return { name, object: await placeObject(componentDir, temp, digests), digests, prefix: tap.digests, xz: null, plain: { digests: await plain.finish(), prefix: plain } };
 }
 
-/** The file extended by `added` as one more gzip member; null when its object is gone (then write in full). */
-export async function appendContents(componentDir: string, file: VariantState, added: string, o: IndexFileOptions): Promise<VariantState | null> {
+/**
+ * The file extended by `added` as one more gzip member, its digests first and its object placed
+ * behind them (not yet exposed, see `exposeContents`); null when its object is gone (then write in full).
+ */
+export async function appendContents(componentDir: string, file: VariantState, added: string, o: IndexFileOptions): Promise<StagedWrite<VariantState> | null> {
   if (!(await stat(file.object).then(() => true, () => false))) return null;
   if (!file.plain) return null;
   const text = Buffer.from(added);
@@ -60,9 +63,11 @@ export async function appendContents(componentDir: string, file: VariantState, a
   const plainPrefix = await file.plain.prefix.copy().update(text);
   const prefix = await file.prefix.copy().update(member);
   const digests = await prefix.finish();
-  const temp = await appendToCopy(file.object, join(componentDir, 'by-hash', 'SHA256', digests.sha256), null, member, o.sync);
   const plain = { digests: await plainPrefix.finish(), prefix: plainPrefix };
-  return { name: file.name, object: await placeObject(componentDir, temp, digests), digests, prefix, xz: null, plain };
+  const object = join(componentDir, 'by-hash', 'SHA256', digests.sha256);
+  const written = appendToCopy(file.object, object, null, member, o.sync).then((temp) => placeObject(componentDir, temp, digests)).then(() => undefined);
+  written.catch(() => undefined);
+  return { state: { name: file.name, object, digests, prefix, xz: null, plain }, written };
 }
 
 /** Release entries of a component's Contents files: each compressed file and its uncompressed name (not served). */

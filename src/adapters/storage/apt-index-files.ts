@@ -130,7 +130,7 @@ export async function appendToCopy(source: string, target: string, keepBytes: nu
  */
 export async function placeObject(indexDir: string, tmp: string, d: ContentDigests): Promise<string> {
   const paths = BY_HASH_DIRS.map(([dir, algo]) => join(indexDir, 'by-hash', dir, d[algo]));
-  const object = paths[2]!;
+  const object = objectPath(indexDir, d);
   await inFolder(object, () => rename(tmp, object));
   await Promise.all(paths.filter((path) => path !== object).map((path) => inFolder(path, () => linkAs(object, path))));
   // The names are hard links to one inode: touching one marks the object as fresh for the sweep.
@@ -343,8 +343,24 @@ export async function writeFullIndex(indexDir: string, batches: AsyncIterable<re
   return { indexDir, variants, appends: 0 };
 }
 
-/** Extends an index written by this process with more Packages (or Sources) text; null when it cannot. */
-export async function appendToIndex(state: AptIndexState, added: Buffer, o: IndexFileOptions): Promise<AptIndexState | null> {
+/**
+ * A change to index files whose new digests are known (so Release can be built and signed) while
+ * its files are still being written: `written` settles once they are on disk under their names.
+ */
+export interface StagedWrite<S> {
+  state: S;
+  /** Already handled against unhandled-rejection reports: await it to learn of a failure. */
+  written: Promise<void>;
+}
+
+/** Where the by-hash object of content with these digests lives (placeObject puts it there). */
+const objectPath = (indexDir: string, d: ContentDigests) => join(indexDir, 'by-hash', 'SHA256', d.sha256);
+
+/**
+ * Extends an index written by this process with more Packages (or Sources) text; null when it
+ * cannot. The new digests come first; the files are written behind them (see StagedWrite).
+ */
+export async function appendToIndex(state: AptIndexState, added: Buffer, o: IndexFileOptions): Promise<StagedWrite<AptIndexState> | null> {
   // Compaction: after enough small members and blocks, a full write compresses everything as one.
   if (state.appends >= o.maxAppends) return null;
   const [plainV, gzV, xzV] = state.variants;
@@ -361,25 +377,31 @@ export async function appendToIndex(state: AptIndexState, added: Buffer, o: Inde
   const block = xzStream ? xzBlocksOf(xzStream) : null;
   if (block && !block.flags.equals(xzV.xz.flags)) return null;
 
-  const grow = async (v: VariantState, appended: Buffer, tail: Buffer, keepBytes: number | null, xz: VariantState['xz']): Promise<VariantState> => {
-    const prefix = await v.prefix.copy().update(appended);
-    const digests = await prefix.finish(tail);
-    const tmp = await appendToCopy(v.object, join(state.indexDir, 'by-hash', 'SHA256', digests.sha256), keepBytes, Buffer.concat([appended, tail]), o.sync);
-    return { name: v.name, object: await placeObject(state.indexDir, tmp, digests), digests, prefix, xz };
-  };
   const blocks = [...xzV.xz.blocks, ...(block?.records ?? [])];
   const blockBytes = block?.bytes ?? Buffer.alloc(0);
-  const next = await Promise.all([
-    grow(plainV, added, Buffer.alloc(0), null, null),
-    grow(gzV, member, Buffer.alloc(0), null, null),
-    grow(xzV, blockBytes, xzIndexAndFooter(blocks, xzV.xz.flags), xzV.xz.indexOffset, {
-      blocks,
-      flags: xzV.xz.flags,
-      indexOffset: xzV.xz.indexOffset + blockBytes.length,
-    }),
-  ]);
-  await finishWrite(state.indexDir, next, o.sync);
-  return { indexDir: state.indexDir, variants: next, appends: state.appends + 1 };
+  const growths: Array<{ from: VariantState; appended: Buffer; tail: Buffer; keepBytes: number | null; xz: VariantState['xz'] }> = [
+    { from: plainV, appended: added, tail: Buffer.alloc(0), keepBytes: null, xz: null },
+    { from: gzV, appended: member, tail: Buffer.alloc(0), keepBytes: null, xz: null },
+    {
+      from: xzV, appended: blockBytes, tail: xzIndexAndFooter(blocks, xzV.xz.flags), keepBytes: xzV.xz.indexOffset,
+      xz: { blocks, flags: xzV.xz.flags, indexOffset: xzV.xz.indexOffset + blockBytes.length },
+    },
+  ];
+  const next = await Promise.all(growths.map(async ({ from, appended, tail, xz }): Promise<VariantState> => {
+    const prefix = await from.prefix.copy().update(appended);
+    const digests = await prefix.finish(tail);
+    return { name: from.name, object: objectPath(state.indexDir, digests), digests, prefix, xz };
+  }));
+  const written = (async () => {
+    await Promise.all(growths.map(async ({ from, appended, tail, keepBytes }, i) => {
+      const tmp = await appendToCopy(from.object, next[i]!.object, keepBytes, Buffer.concat([appended, tail]), o.sync);
+      await placeObject(state.indexDir, tmp, next[i]!.digests);
+    }));
+    await finishWrite(state.indexDir, next, o.sync);
+  })();
+  // Awaited by the caller once Release is signed; a failure meanwhile must not count as unhandled.
+  written.catch(() => undefined);
+  return { state: { indexDir: state.indexDir, variants: next, appends: state.appends + 1 }, written };
 }
 
 export function writtenVariants(state: AptIndexState): WrittenVariant[] {

@@ -16,7 +16,7 @@ import { DomainError } from '../../domain/errors.js';
 import { releaseDate, releaseFile, type ReleaseFileEntry } from '../../domain/repo/apt/release.js';
 import { packagesIndex } from '../../domain/repo/apt/stanza.js';
 import type { Signer } from '../signing/signer.js';
-import { appendToIndex, pruneByHash, writeFullIndex, writtenVariants, type AptIndexState, type IndexFileOptions } from './apt-index-files.js';
+import { appendToIndex, pruneByHash, writeFullIndex, writtenVariants, type AptIndexState, type IndexFileOptions, type StagedWrite } from './apt-index-files.js';
 import { replaceFilesAtomic } from './atomic.js';
 import { appendContents, contentsReleaseEntries, exposeContents, writeContentsFile } from './apt-contents-files.js';
 import { Demultiplexer } from './demultiplexer.js';
@@ -87,6 +87,7 @@ export interface AptPublishOptions {
 export interface AptPublishResult {
   release: string;
   files: ReleaseFileEntry[];
+  /** compress: index files written (a full publish) or only compressed and hashed (an append); sign: signing, and an append's index files written meanwhile; write: Release, Release.gpg, InRelease. */
   timings: { build: number; compress: number; sign: number; write: number; total: number };
   /** Keep it for `appendAptDistribution`. */
   state: AptDistributionState;
@@ -249,27 +250,41 @@ export function appendAptDistribution(options: AptPublishOptions & { previous: A
     if ([...added.keys()].some((rel) => previous.indexes.get(rel)!.appends >= opts.maxAppends)) return { value: null };
     if ([...touchedComponents].some((c) => previous.contents.get(c)!.appends >= opts.maxAppends)) return { value: null };
     const t1 = performance.now();
-    // Every index and Contents file is its own set of files: all are extended side by side.
-    const [indexStates, contentsStates] = await Promise.all([
+    // Every index and Contents file is its own set of files: all are extended side by side. Their
+    // new digests come first, so Release is signed while the files are still being written.
+    const [indexStages, contentsStages] = await Promise.all([
       Promise.all([...added].map(([rel, stanzas]) => appendToIndex(previous.indexes.get(rel)!, Buffer.from(packagesIndex(stanzas)), opts))),
-      Promise.all([...touchedComponents].map(async (component) => {
+      Promise.all([...touchedComponents].map(async (component): Promise<StagedWrite<AptIndexState> | null> => {
         const before = previous.contents.get(component)!;
         const dir = join(l.distDir, component);
         const files = await Promise.all(before.variants.map((file) => {
           const lines = addedContents.get(contentsKey(component, file.name.slice('Contents-'.length, -'.gz'.length)));
-          return lines ? appendContents(dir, file, lines.join(''), opts) : file;
+          return lines ? appendContents(dir, file, lines.join(''), opts) : { state: file, written: Promise.resolve() };
         }));
-        if (files.some((f) => f === null)) return null;
-        return exposeContents(dir, files as NonNullable<(typeof files)[number]>[], before.appends + 1, opts);
+        const staged = files.filter((f) => f !== null);
+        if (staged.length !== files.length) {
+          await Promise.allSettled(staged.map((f) => f.written));
+          return null;
+        }
+        const variants = staged.map((f) => f.state);
+        const written = Promise.all(staged.map((f) => f.written)).then(() => exposeContents(dir, variants, before.appends + 1, opts)).then(() => undefined);
+        written.catch(() => undefined);
+        return { state: { indexDir: dir, variants, appends: before.appends + 1 }, written };
       })),
     ]);
-    if (indexStates.some((s) => s === null) || contentsStates.some((s) => s === null)) return { value: null };
+    const stages = [...indexStages, ...contentsStages];
+    const writing = Promise.all(stages.map((s) => s?.written));
+    if (stages.some((s) => s === null)) {
+      // As before the staging: what was extended stays under the old Release until the full publish that follows rewrites it.
+      await writing.catch(() => undefined);
+      return { value: null };
+    }
     const indexes = new Map(previous.indexes);
-    [...added.keys()].forEach((rel, i) => indexes.set(rel, indexStates[i]!));
+    [...added.keys()].forEach((rel, i) => indexes.set(rel, indexStages[i]!.state));
     const contents = new Map(previous.contents);
-    [...touchedComponents].forEach((component, i) => contents.set(component, contentsStates[i]!));
+    [...touchedComponents].forEach((component, i) => contents.set(component, contentsStages[i]!.state));
     const changed = new Set([...added.keys(), ...touchedComponents]);
-    return release(options, l, { distDir: l.distDir, indexes, contents }, 'append', t0, t1, changed);
+    return release(options, l, { distDir: l.distDir, indexes, contents }, 'append', t0, t1, changed, writing.then(() => undefined));
   });
 }
 
@@ -277,7 +292,11 @@ export function appendAptDistribution(options: AptPublishOptions & { previous: A
  * Release from the recorded digests, signed; Release, Release.gpg and InRelease replaced last.
  * By-hash pruning is left as the clean-up (see `serialised`).
  */
-async function release(o: AptPublishOptions, l: Layout, state: AptDistributionState, mode: 'full' | 'append', t0: number, t1: number, changed?: Set<string>): Promise<WithCleanUp<AptPublishResult>> {
+async function release(
+  o: AptPublishOptions, l: Layout, state: AptDistributionState, mode: 'full' | 'append', t0: number, t1: number, changed?: Set<string>,
+  /** The index files `state` names, still being written: Release is signed meanwhile and replaced once they are on disk. */
+  writing: Promise<void> = Promise.resolve(),
+): Promise<WithCleanUp<AptPublishResult>> {
   const t2 = performance.now();
   const date = o.date ?? releaseDate(process.env, new Date());
   const files: ReleaseFileEntry[] = [
@@ -299,7 +318,7 @@ async function release(o: AptPublishOptions, l: Layout, state: AptDistributionSt
   });
   // Two signatures: a clear-signed message does not cover its text's final line break, so its
   // signature block cannot double as the detached Release.gpg over the whole file.
-  const [inRelease, releaseGpg] = await Promise.all([o.signer.clearSign(text), o.signer.detachedSign(text)]);
+  const [inRelease, releaseGpg] = await Promise.all([o.signer.clearSign(text), o.signer.detachedSign(text), writing]);
   const t3 = performance.now();
   // The three are written and fsynced side by side, then switched (InRelease last) under one
   // folder fsync: each name is the old file or the new one, and every file they name is on disk.

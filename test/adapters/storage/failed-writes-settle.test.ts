@@ -6,11 +6,13 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { gzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
+import { KeyringStore } from '../../../src/adapters/signing/keyring-store.js';
 import { writeContentsFile } from '../../../src/adapters/storage/apt-contents-files.js';
+import { appendAptDistribution, publishAptDistribution } from '../../../src/adapters/storage/apt-publisher.js';
 import { writeFullIndex, type IndexFileOptions } from '../../../src/adapters/storage/apt-index-files.js';
 import { catalogue } from '../../../src/services/sbom/payload.js';
 import { exec } from '../../helpers/apt.js';
@@ -119,5 +121,23 @@ describe('a streamed write on a full disk', { skip: process.getuid?.() === 0 ? f
       assert.deepEqual(await readdir(join(dir, 'by-hash', 'SHA256')), [], `run ${run}`);
     }
     assert.deepEqual(unhandled, []);
+  });
+
+  it('an append that meets the full disk while Release is signed rejects, leaves Release as it was, no unhandled error', async (t) => {
+    if (refused) return t.skip(`cannot mount a tmpfs: ${refused}`);
+    const store = new KeyringStore({ dir: join(tmp.dir, 'keys'), publicDir: join(tmp.dir, 'pub'), passphrase: 'test-passphrase', defaults: { name: 'T', email: 't@example.org', type: 'ed25519' } });
+    const signer = await store.ensureKey();
+    const base = { repoRoot: join(mount, 'apt'), codename: 'jammy', signer, origin: 'T', label: 'T', sync: false };
+    const stanza = (i: number) => `Package: app-${i}\nVersion: 1.0\nArchitecture: amd64\nFilename: pool/main/a/app-${i}.deb\nSize: 1\n`;
+    const full = await publishAptDistribution({ ...base, stanzas: [stanza(0)] });
+    const dist = join(mount, 'apt', 'dists', 'jammy');
+    const before = await Promise.all(['Release', 'InRelease', 'Release.gpg'].map((name) => readFile(join(dist, name))));
+    // Whatever room is left goes to a filler: the appended files' copies cannot be written.
+    await writeFile(join(mount, 'filler'), randomBytes(1024 * 1024)).catch((e: NodeJS.ErrnoException) => assert.equal(e.code, 'ENOSPC'));
+    await assert.rejects(appendAptDistribution({ ...base, stanzas: [stanza(1)], previous: full.state }), (e: NodeJS.ErrnoException) => e.code === 'ENOSPC');
+    await settle();
+    assert.deepEqual(unhandled, []);
+    const now = await Promise.all(['Release', 'InRelease', 'Release.gpg'].map((name) => readFile(join(dist, name))));
+    now.forEach((bytes, i) => assert.ok(bytes.equals(before[i]!), 'Release, InRelease and Release.gpg unchanged'));
   });
 });
