@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { aptSandbox, exec } from '../helpers/apt.js';
 import { bearer, startTestApp, type TestApp } from '../helpers/app.js';
 import { buildDeb } from '../../harness/debs.js';
+import { serveDir } from '../../harness/upstream.js';
 import { multipartBody } from '../../harness/multipart.js';
 import { makeTempDir } from '../helpers/tmp.js';
 
@@ -102,6 +103,27 @@ describe('APT end to end: upload, signed index, a real apt-get', () => {
     // apt names the download with the epoch, percent-encoded; it fetched the pool file as %2b-encoded.
     assert.equal(file, 'tollgate-hello_1%3a1.2.0+dfsg-3~bpo12+1_amd64.deb');
     assert.equal(await sha256(join(apt.dir, 'downloads', file!)), await sha256(debPath));
+  });
+
+  it('serves a Release.gpg that apt-get accepts without InRelease (one signature serves both)', async () => {
+    const key = await keyring('tollgate-detached.gpg');
+    const copy = join(work.dir, 'detached-only');
+    await mkdir(copy, { recursive: true });
+    assert.equal((await exec('cp', ['-r', join(t.dataDir, 'repo', 'apt'), copy])).code, 0);
+    await rm(join(copy, 'apt', 'dists', 'jammy', 'InRelease'));
+    const mirror = await serveDir(copy);
+    try {
+      const apt = await aptSandbox(join(work.dir, 'client-detached'));
+      await apt.setSource(`deb [signed-by=${key}] ${mirror.url}/apt jammy main`);
+      const update = await apt.update();
+      assert.equal(update.code, 0, update.stderr + update.stdout);
+      assert.doesNotMatch(update.stderr, /W: |E: /, update.stderr);
+      assert.ok(mirror.requests.includes('/apt/dists/jammy/Release.gpg'), mirror.requests.join(' '));
+      const download = await apt.download('tollgate-hello');
+      assert.equal(download.code, 0, download.stderr);
+    } finally {
+      await mirror.close();
+    }
   });
 
   it('offers a promoted package in the target distribution', async () => {

@@ -59,6 +59,29 @@ export class OpenPgpSigner implements Signer {
     return lf.endsWith('\n') ? lf : `${lf}\n`;
   }
 
+  /**
+   * InRelease and Release.gpg from one signature (one RSA operation a publish instead of two). A
+   * clear signature is a text-mode signature (class 0x01) over the canonical text (CRLF line ends)
+   * and leaves out the line break before its armor. Signing the text *with* its final line break,
+   * that separator then being a blank line before the armor, makes it cover exactly the canonical
+   * form of the whole Release file, which is what gpgv hashes for a text-mode detached signature:
+   * the same packet serves as Release.gpg. apt reads the blank line as the end of the Release
+   * paragraph. A clear signature also leaves trailing blanks out of what it covers, so a text with
+   * any (or with a carriage return, or without a final line break) gets the two signatures.
+   */
+  async signRelease(text: string): Promise<{ inRelease: string; releaseGpg: string }> {
+    if (!text.endsWith('\n') || /[ \t]\n|\r/.test(text)) {
+      const [inRelease, releaseGpg] = await Promise.all([this.clearSign(text), this.detachedSign(text)]);
+      return { inRelease, releaseGpg };
+    }
+    const message = await openpgp.createCleartextMessage({ text });
+    const signed = await openpgp.sign({ message, signingKeys: this.key, config: OPENPGP_CONFIG });
+    const lf = signed.replace(/\r\n/g, '\n');
+    const inRelease = lf.endsWith('\n') ? lf : `${lf}\n`;
+    // The signature block of a clear-signed message is an armored signature like any detached one.
+    return { inRelease, releaseGpg: inRelease.slice(inRelease.lastIndexOf('-----BEGIN PGP SIGNATURE-----')) };
+  }
+
   async detachedSign(data: Uint8Array | string): Promise<string> {
     // Binary mode (sig class 0x00) so the exact bytes are signed, as `gpg --detach-sign` does.
     const binary = typeof data === 'string' ? new TextEncoder().encode(data) : data;

@@ -25,6 +25,8 @@ export interface KeyInfo {
 export interface Signer extends KeyInfo {
   /** Clear-sign `text` (an InRelease file): the text, then an armored signature. */
   clearSign(text: string): Promise<string>;
+  /** InRelease (clear-signed) and Release.gpg (armored, detached) for a Release file's text. */
+  signRelease(text: string): Promise<{ inRelease: string; releaseGpg: string }>;
   /** An armored detached signature of `data` (Release.gpg, repomd.xml.asc). */
   detachedSign(data: Uint8Array | string): Promise<string>;
   /** The binary signature packet over `data` (bytes or a stream of them), as RPM signature headers hold it. */

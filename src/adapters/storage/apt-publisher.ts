@@ -316,9 +316,7 @@ async function release(
     acquireByHash: true,
     files,
   });
-  // Two signatures: a clear-signed message does not cover its text's final line break, so its
-  // signature block cannot double as the detached Release.gpg over the whole file.
-  const [inRelease, releaseGpg] = await Promise.all([o.signer.clearSign(text), o.signer.detachedSign(text), writing]);
+  const [{ inRelease, releaseGpg }] = await Promise.all([o.signer.signRelease(text), writing]);
   const t3 = performance.now();
   // The three are written and fsynced side by side, then switched (InRelease last) under one
   // folder fsync: each name is the old file or the new one, and every file they name is on disk.

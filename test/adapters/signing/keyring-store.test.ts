@@ -79,6 +79,45 @@ describe('KeyringStore with Ed25519', () => {
     assert.match(listPackets(files.releaseGpg), /signature packet: algo 22[\s\S]*version 4, created \d+, md5len 0, sigclass 0x00[\s\S]*digest algo 10/);
   });
 
+  it('signs a Release once for both InRelease and Release.gpg, which gpgv accepts, the signed text being the whole file', async () => {
+    for (const text of [`${RELEASE}Description: any\n`, 'Origin: T\nLabel: T\nCodename: jammy\nSHA256:\n 0123 12 main/binary-amd64/Packages\n']) {
+      const release = join(dir, 'Release');
+      await writeFile(release, text);
+      const { inRelease, releaseGpg } = await signer.signRelease(text);
+      await writeFile(join(dir, 'InRelease'), inRelease);
+      await writeFile(join(dir, 'Release.gpg'), releaseGpg);
+      const keyring = join(dir, 'repo', 'keys', 'tollgate.gpg');
+      const clear = gpgv(keyring, join(dir, 'InRelease'));
+      assert.equal(clear.status, 0, clear.stderr);
+      const detached = gpgv(keyring, join(dir, 'Release.gpg'), release);
+      assert.equal(detached.status, 0, detached.stderr);
+      // One signature: InRelease's signature block is Release.gpg, a text-mode signature over the
+      // whole file, its final line break included (the blank line before the armor).
+      assert.ok(inRelease.endsWith(releaseGpg));
+      assert.ok(inRelease.includes(`${text}\n-----BEGIN PGP SIGNATURE-----\n`) || inRelease.includes('- -dash'));
+      assert.match(listPackets(join(dir, 'Release.gpg')), /sigclass 0x01[\s\S]*digest algo 10/);
+      assert.equal((releaseGpg.match(/BEGIN PGP SIGNATURE/g) ?? []).length, 1);
+      // What a client takes for Release from InRelease is the file, byte for byte.
+      assert.equal((await openpgp.readCleartextMessage({ cleartextMessage: inRelease })).getText(), text);
+      await writeFile(release, text.replace('jammy', 'noble'));
+      assert.notEqual(gpgv(keyring, join(dir, 'Release.gpg'), release).status, 0);
+    }
+  });
+
+  it('signs a Release with trailing blanks on a line twice, as a clear signature leaves them out', async () => {
+    const text = 'Origin: T \nCodename: jammy\n';
+    const release = join(dir, 'Release');
+    await writeFile(release, text);
+    const { inRelease, releaseGpg } = await signer.signRelease(text);
+    await writeFile(join(dir, 'InRelease'), inRelease);
+    await writeFile(join(dir, 'Release.gpg'), releaseGpg);
+    const keyring = join(dir, 'repo', 'keys', 'tollgate.gpg');
+    assert.equal(gpgv(keyring, join(dir, 'InRelease')).status, 0);
+    assert.equal(gpgv(keyring, join(dir, 'Release.gpg'), release).status, 0);
+    assert.match(listPackets(join(dir, 'Release.gpg')), /sigclass 0x00/);
+    assert.ok(!inRelease.endsWith(releaseGpg));
+  });
+
   it('makes gpgv refuse a tampered Release', async () => {
     const files = await signRelease(signer, dir);
     await writeFile(files.release, RELEASE.replace('jammy', 'noble'));
@@ -169,6 +208,14 @@ describe('KeyringStore with RSA (default type)', () => {
     assert.equal(gpgv(keyring, files.inRelease).status, 0);
     assert.equal(gpgv(keyring, files.releaseGpg, files.release).status, 0);
     assert.match(listPackets(files.releaseGpg), /signature packet: algo 1[\s\S]*digest algo 10/);
+    const text = 'Origin: T\nCodename: jammy\n';
+    const both = await signer.signRelease(text);
+    await writeFile(files.release, text);
+    await writeFile(files.inRelease, both.inRelease);
+    await writeFile(files.releaseGpg, both.releaseGpg);
+    assert.equal(gpgv(keyring, files.inRelease).status, 0);
+    assert.equal(gpgv(keyring, files.releaseGpg, files.release).status, 0);
+    assert.ok(both.inRelease.endsWith(both.releaseGpg), 'one RSA signature for both');
   });
 });
 
