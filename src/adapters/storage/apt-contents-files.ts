@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import { createGzip, gzip } from 'node:zlib';
 import { tempPathFor } from './atomic.js';
 import type { ContentDigests } from './hash-stream.js';
-import { appendToCopy, Digests, finishWrite, HashTap, placeObject, syncFile, writeAndWait, type AptIndexState, type IndexFileOptions, type StagedWrite, type VariantName, type VariantState } from './apt-index-files.js';
+import { appendToCopy, Digests, finishWrite, HashTap, objectPath, placeObject, syncFile, writeAndWait, type AptIndexState, type IndexFileOptions, type StagedWrite, type VariantName, type VariantState } from './apt-index-files.js';
 
 const gzipAsync = promisify(gzip);
 
@@ -64,7 +64,7 @@ export async function appendContents(componentDir: string, file: VariantState, a
   const prefix = await file.prefix.copy().update(member);
   const digests = await prefix.finish();
   const plain = { digests: await plainPrefix.finish(), prefix: plainPrefix };
-  const object = join(componentDir, 'by-hash', 'SHA256', digests.sha256);
+  const object = objectPath(componentDir, digests);
   const written = appendToCopy(file.object, object, null, member, o.sync).then((temp) => placeObject(componentDir, temp, digests)).then(() => undefined);
   written.catch(() => undefined);
   return { state: { name: file.name, object, digests, prefix, xz: null, plain }, written };

@@ -354,7 +354,7 @@ export interface StagedWrite<S> {
 }
 
 /** Where the by-hash object of content with these digests lives (placeObject puts it there). */
-const objectPath = (indexDir: string, d: ContentDigests) => join(indexDir, 'by-hash', 'SHA256', d.sha256);
+export const objectPath = (indexDir: string, d: ContentDigests) => join(indexDir, 'by-hash', 'SHA256', d.sha256);
 
 /**
  * Extends an index written by this process with more Packages (or Sources) text; null when it
