@@ -12,7 +12,8 @@ import { promisify } from 'node:util';
 import { createGzip, gzip } from 'node:zlib';
 import { tempPathFor } from './atomic.js';
 import type { ContentDigests } from './hash-stream.js';
-import { appendToCopy, Digests, finishWrite, HashTap, objectPath, placeObject, syncFile, writeAndWait, type AptIndexState, type IndexFileOptions, type StagedWrite, type VariantName, type VariantState } from './apt-index-files.js';
+import { appendToCopy, finishWrite, objectPath, placeObject } from './apt-by-hash.js';
+import { Digests, HashTap, syncFile, writeAndWait, type AptIndexState, type IndexFileOptions, type StagedWrite, type VariantName, type VariantState } from './apt-index-files.js';
 
 const gzipAsync = promisify(gzip);
 

@@ -1,0 +1,159 @@
+/**
+ * The `by-hash/` objects of an APT index folder (`MD5Sum/`, `SHA1/`, `SHA256/`, `SHA512/`): an
+ * object is placed once under its SHA-256 and hard-linked under its other digests, exposed under
+ * its file name by a hard link, and pruned once no recent generation names it. Shared by the
+ * index files (apt-index-files.ts) and the Contents files (apt-contents-files.ts).
+ */
+import { copyFile, link, mkdir, open, readdir, readFile, rename, stat, truncate, utimes } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fsyncDir, isErrno, removeFile, tempPathFor, writeFileAtomic } from './atomic.js';
+import type { ContentDigests } from './hash-stream.js';
+
+const BY_HASH_DIRS = [
+  ['MD5Sum', 'md5'],
+  ['SHA1', 'sha1'],
+  ['SHA256', 'sha256'],
+  ['SHA512', 'sha512'],
+] as const;
+const GENERATIONS_FILE = '.generations.json';
+
+/** Where the by-hash object of content with these digests lives (placeObject puts it there). */
+export const objectPath = (indexDir: string, d: ContentDigests) => join(indexDir, 'by-hash', 'SHA256', d.sha256);
+
+/** A copy of `source` cut to `keepBytes` (when given) and extended by `tail`, as a temp file beside `target`; its path. */
+export async function appendToCopy(source: string, target: string, keepBytes: number | null, tail: Uint8Array, sync: boolean): Promise<string> {
+  const tmp = tempPathFor(target);
+  await inFolder(tmp, () => copyFile(source, tmp));
+  if (keepBytes !== null) await truncate(tmp, keepBytes);
+  const handle = await open(tmp, 'a');
+  try {
+    await handle.writeFile(tail);
+    if (sync) await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  return tmp;
+}
+
+/**
+ * Moves a finished temp file to `by-hash/SHA256/<hex>` and links it under the other digest
+ * names; returns the object's path. Objects are content-addressed, so an existing one is kept.
+ */
+export async function placeObject(indexDir: string, tmp: string, d: ContentDigests): Promise<string> {
+  const paths = BY_HASH_DIRS.map(([dir, algo]) => join(indexDir, 'by-hash', dir, d[algo]));
+  const object = objectPath(indexDir, d);
+  await inFolder(object, () => rename(tmp, object));
+  await Promise.all(paths.filter((path) => path !== object).map((path) => inFolder(path, () => linkAs(object, path))));
+  // The names are hard links to one inode: touching one marks the object as fresh for the sweep.
+  const now = new Date();
+  await utimes(object, now, now);
+  return object;
+}
+
+/**
+ * Runs `write`, which creates `path`; creates the parent folders only if it fails for want of
+ * them (they exist after the first publish: a `mkdir` per file was most of a publish's calls).
+ */
+async function inFolder<T>(path: string, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (err) {
+    if (!isErrno(err, 'ENOENT')) throw err;
+    await mkdir(dirname(path), { recursive: true });
+    return write();
+  }
+}
+
+/** Makes `indexDir/<name>` the given object (hard link, atomic replace). */
+async function exposeAs(indexDir: string, name: string, object: string): Promise<void> {
+  await linkAs(object, join(indexDir, name));
+}
+
+/**
+ * Makes `target` a hard link to `object` (a copy across filesystems), replacing it atomically.
+ * The temporary name is removed if anything fails: on a full tmpfs even the rename can (ENOSPC).
+ */
+async function linkAs(object: string, target: string): Promise<void> {
+  const tmp = tempPathFor(target);
+  try {
+    try {
+      await link(object, tmp);
+    } catch (err) {
+      if (!isErrno(err, 'EXDEV', 'EPERM', 'ENOTSUP', 'EMLINK')) throw err;
+      await copyFile(object, tmp);
+    }
+    await rename(tmp, target);
+  } catch (err) {
+    await removeFile(tmp);
+    throw err;
+  }
+}
+
+/** Exposes each variant under its name (a hard link to its object), then fsyncs the folders that changed. */
+export async function finishWrite(indexDir: string, variants: ReadonlyArray<{ name: string; object: string }>, sync: boolean): Promise<void> {
+  await Promise.all(variants.map((v) => exposeAs(indexDir, v.name, v.object)));
+  if (sync) await Promise.all([...BY_HASH_DIRS.map(([dir]) => fsyncDir(join(indexDir, 'by-hash', dir))), fsyncDir(indexDir)]);
+}
+
+export interface PruneOptions {
+  /** Generations always kept, the current one included. */
+  keep: number;
+  /** Younger generations are kept too (a client between InRelease and its index files)… */
+  minAgeSeconds: number;
+  /** …but never more than this many, so a burst of publishes cannot pile up full-size copies. */
+  maxKept: number;
+  /** Also delete by-hash files no generation names (after a full write; appends skip the scan). */
+  sweep: boolean;
+}
+
+interface Generation {
+  at: number;
+  files: string[];
+}
+
+/**
+ * Records this generation's by-hash objects in a manifest and deletes the objects of the
+ * generations that are neither among the last `keep` nor young enough to be in use.
+ */
+export async function pruneByHash(indexDir: string, state: { variants: ReadonlyArray<{ digests: ContentDigests }> }, o: PruneOptions): Promise<void> {
+  const current = state.variants.flatMap((v) => BY_HASH_DIRS.map(([dir, algo]) => `by-hash/${dir}/${v.digests[algo]}`));
+  const manifestPath = join(indexDir, 'by-hash', GENERATIONS_FILE);
+  let generations: Generation[] = [];
+  try {
+    const parsed: unknown = JSON.parse(await readFile(manifestPath, 'utf8'));
+    if (Array.isArray(parsed)) {
+      generations = parsed.filter((g): g is Generation => typeof g === 'object' && g !== null && typeof (g as Generation).at === 'number' && Array.isArray((g as Generation).files));
+    }
+  } catch (err) {
+    // A missing or damaged manifest only means less is known to keep; the sweep rule below protects.
+    if (!isErrno(err, 'ENOENT') && !(err instanceof SyntaxError)) throw err;
+  }
+  const now = Date.now();
+  const key = current.join();
+  generations = [{ at: now, files: current }, ...generations.filter((g) => g.files.join() !== key)];
+  const kept = generations.filter((g, i) => i < o.keep || (i < o.maxKept && now - g.at < o.minAgeSeconds * 1000));
+  const dropped = generations.slice(kept.length);
+  const keptFiles = new Set(kept.flatMap((g) => g.files));
+  for (const g of dropped) for (const rel of g.files) if (!keptFiles.has(rel)) await removeFile(join(indexDir, rel));
+  if (o.sweep) {
+    const cutoff = now - o.minAgeSeconds * 1000;
+    for (const [dir] of BY_HASH_DIRS) {
+      let names: string[];
+      try {
+        names = await readdir(join(indexDir, 'by-hash', dir));
+      } catch (err) {
+        if (isErrno(err, 'ENOENT')) continue;
+        throw err;
+      }
+      for (const name of names) {
+        const rel = `by-hash/${dir}/${name}`;
+        if (keptFiles.has(rel) || name.startsWith('.')) continue;
+        const info = await stat(join(indexDir, rel)).catch(() => null);
+        if (info && info.isFile() && info.mtimeMs < cutoff) await removeFile(join(indexDir, rel));
+      }
+    }
+  }
+  // Not fsynced: after a power loss an older manifest only keeps fewer files (see above).
+  // Pruning runs after the publish has answered: the folder may be gone since (a removed distribution).
+  await writeFileAtomic(manifestPath, `${JSON.stringify(kept)}\n`, { noSync: true, parentMustExist: true });
+}
