@@ -20,9 +20,13 @@ const GENERATIONS_FILE = '.generations.json';
 /** Where the by-hash object of content with these digests lives (placeObject puts it there). */
 export const objectPath = (indexDir: string, d: ContentDigests) => join(indexDir, 'by-hash', 'SHA256', d.sha256);
 
-/** A copy of `source` cut to `keepBytes` (when given) and extended by `tail`, as a temp file beside `target`; its path. */
-export async function appendToCopy(source: string, target: string, keepBytes: number | null, tail: Uint8Array, sync: boolean): Promise<string> {
-  const tmp = tempPathFor(target);
+/**
+ * The object of a new generation: a copy of `source` (an earlier object) cut to `keepBytes` when
+ * given and extended by `tail`, placed as the object of `d` (its digests, computed beforehand from
+ * saved hash states). Returns its path.
+ */
+export async function extendObject(indexDir: string, source: string, d: ContentDigests, keepBytes: number | null, tail: Uint8Array, sync: boolean): Promise<string> {
+  const tmp = tempPathFor(objectPath(indexDir, d));
   await inFolder(tmp, () => copyFile(source, tmp));
   if (keepBytes !== null) await truncate(tmp, keepBytes);
   const handle = await open(tmp, 'a');
@@ -32,7 +36,7 @@ export async function appendToCopy(source: string, target: string, keepBytes: nu
   } finally {
     await handle.close();
   }
-  return tmp;
+  return placeObject(indexDir, tmp, d);
 }
 
 /**

@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import { createGzip, gzip } from 'node:zlib';
 import { tempPathFor } from './atomic.js';
 import type { ContentDigests } from './hash-stream.js';
-import { appendToCopy, finishWrite, objectPath, placeObject } from './apt-by-hash.js';
+import { extendObject, finishWrite, objectPath, placeObject } from './apt-by-hash.js';
 import { Digests, HashTap, syncFile, writeAndWait, type AptIndexState, type IndexFileOptions, type StagedWrite, type VariantName, type VariantState } from './apt-index-files.js';
 
 const gzipAsync = promisify(gzip);
@@ -65,10 +65,9 @@ export async function appendContents(componentDir: string, file: VariantState, a
   const prefix = await file.prefix.copy().update(member);
   const digests = await prefix.finish();
   const plain = { digests: await plainPrefix.finish(), prefix: plainPrefix };
-  const object = objectPath(componentDir, digests);
-  const written = appendToCopy(file.object, object, null, member, o.sync).then((temp) => placeObject(componentDir, temp, digests)).then(() => undefined);
+  const written = extendObject(componentDir, file.object, digests, null, member, o.sync).then(() => undefined);
   written.catch(() => undefined);
-  return { state: { name: file.name, object, digests, prefix, xz: null, plain }, written };
+  return { state: { name: file.name, object: objectPath(componentDir, digests), digests, prefix, xz: null, plain }, written };
 }
 
 /** Release entries of a component's Contents files: each compressed file and its uncompressed name (not served). */

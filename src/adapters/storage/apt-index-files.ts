@@ -15,7 +15,7 @@ import { createGzip, gzip } from 'node:zlib';
 import { DomainError } from '../../domain/errors.js';
 import { packagesIndex } from '../../domain/repo/apt/stanza.js';
 import { parseXzTail, xzBlocksOf, xzIndexAndFooter, type XzBlockRecord } from '../../domain/repo/xz-container.js';
-import { appendToCopy, finishWrite, objectPath, placeObject } from './apt-by-hash.js';
+import { extendObject, finishWrite, objectPath, placeObject } from './apt-by-hash.js';
 import { isErrno, tempPathFor } from './atomic.js';
 import type { ContentDigests } from './hash-stream.js';
 import lzma from 'lzma-native';
@@ -274,7 +274,6 @@ export interface StagedWrite<S> {
   written: Promise<void>;
 }
 
-
 /**
  * Extends an index written by this process with more Packages (or Sources) text; null when it
  * cannot. The new digests come first; the files are written behind them (see StagedWrite).
@@ -312,10 +311,7 @@ export async function appendToIndex(state: AptIndexState, added: Buffer, o: Inde
     return { name: from.name, object: objectPath(state.indexDir, digests), digests, prefix, xz };
   }));
   const written = (async () => {
-    await Promise.all(growths.map(async ({ from, appended, tail, keepBytes }, i) => {
-      const tmp = await appendToCopy(from.object, next[i]!.object, keepBytes, Buffer.concat([appended, tail]), o.sync);
-      await placeObject(state.indexDir, tmp, next[i]!.digests);
-    }));
+    await Promise.all(growths.map(({ from, appended, tail, keepBytes }, i) => extendObject(state.indexDir, from.object, next[i]!.digests, keepBytes, Buffer.concat([appended, tail]), o.sync)));
     await finishWrite(state.indexDir, next, o.sync);
   })();
   // Awaited by the caller once Release is signed; a failure meanwhile must not count as unhandled.

@@ -5,9 +5,9 @@
  * go first so each package's dependency check sees them: the next package enters the pipeline
  * once the previous one's row is stored, while that one still waits for the signed index, so the
  * closure's publishes coalesce. Each call is an import group; each package is audited as IMPORT.
- * Downloads run a few packages ahead of the pipeline. One import
- * per file at a time across replicas: each file is claimed in the database before its download,
- * so a second import of it, here or on another replica, waits and then finds it stored.
+ * Downloads run a few packages ahead of the pipeline. One import per file at a time across
+ * replicas: each file is claimed in the database before its download, so a second import of it,
+ * here or on another replica, waits and then finds it stored.
  */
 import { randomBytes } from 'node:crypto';
 import type { AuditLog } from '../../adapters/audit/audit-log.js';
@@ -144,8 +144,8 @@ export class Importer {
       }
       return source;
     };
-    // Downloads run ahead of the pipeline (a few files at a time), so the pipeline, which runs
-    // one package at a time in dependency order, never waits for the network but for the first.
+    // Downloads run ahead of the pipeline (a few files at a time), so the pipeline, which takes
+    // the packages in dependency order, never waits for the network but for the first.
     // A file another run has claimed is not downloaded ahead: its turn waits for the claim.
     const downloads = new Map<number, Promise<Download>>();
     const fetchAhead = (from: number) => {
