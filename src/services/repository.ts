@@ -80,7 +80,7 @@ export async function createRepository(deps: RepositoryDeps): Promise<Repository
   const publisher = new Publisher(
     db,
     deps.dialect,
-    { deb: new AptIndexWriter(files.repoDir, true, (err) => log.warn({ err }, 'by-hash pruning failed')), rpm: new RpmIndexWriter(files.repoDir) },
+    { deb: new AptIndexWriter(files.repoDir, true, (err) => log.warn({ err }, 'by-hash pruning failed')), rpm: new RpmIndexWriter(files.repoDir, { onCleanUpError: (err) => log.warn({ err }, 'removing old repodata failed') }) },
     () => keyring.ensureKey(),
     deps.metrics,
     log,

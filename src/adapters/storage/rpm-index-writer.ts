@@ -1,7 +1,7 @@
 import { copyFile, mkdir, open, readdir, readFile, rename, truncate, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Signer } from '../signing/signer.js';
-import { isErrno, removeFile, replaceFilesAtomic, tempPathFor, writeFileAtomic } from './atomic.js';
+import { removeFile, replaceFilesAtomic, tempPathFor, writeFileAtomic } from './atomic.js';
 import type { Distribution } from '../../domain/distributions.js';
 import { documentHref, repomdRecord, type PackageChunks } from '../../domain/repo/rpm/assemble.js';
 import { DOCUMENT_TYPES, GzipXmlDocument, type DocumentFacts, type DocumentType } from '../../domain/repo/rpm/gzip-document.js';
@@ -25,6 +25,9 @@ interface PublishedTree {
   documents: Record<DocumentType, PublishedDocument>;
   repomd: string;
 }
+
+/** A tree just published, and the removal of its old generations' files, run once the publish has answered. */
+type JustPublished = PublishedTree & { cleanUp: () => Promise<void> };
 
 /** What the writer remembers of a distribution between publishes: a few hash states per document, whatever its size. */
 interface DistributionState {
@@ -112,14 +115,13 @@ class TreeWrite {
 
   static async begin(root: string, arch: string, from: PublishedTree | null): Promise<TreeWrite> {
     const repodata = join(root, 'repodata');
-    const files: DocumentFile[] = [];
-    try {
-      for (const type of DOCUMENT_TYPES) {
-        files.push(await (from ? DocumentFile.extend(repodata, from.documents[type]) : inFolder(repodata, () => DocumentFile.begin(repodata, type))));
-      }
-    } catch (error) {
+    if (!from) await mkdir(repodata, { recursive: true });
+    const opened = await Promise.allSettled(DOCUMENT_TYPES.map((type) => (from ? DocumentFile.extend(repodata, from.documents[type]) : DocumentFile.begin(repodata, type))));
+    const files = opened.flatMap((o) => (o.status === 'fulfilled' ? [o.value] : []));
+    const failed = opened.find((o) => o.status === 'rejected');
+    if (failed) {
       await Promise.all(files.map((f) => f.abort()));
-      throw error;
+      throw failed.reason;
     }
     return new TreeWrite(arch, root, files);
   }
@@ -130,7 +132,7 @@ class TreeWrite {
   }
 
   /** Finishes the documents; then signs and writes repomd.xml, which names them. */
-  async publish(signer: Signer, timestamp: number, sync: boolean): Promise<PublishedTree> {
+  async publish(signer: Signer, timestamp: number, sync: boolean): Promise<JustPublished> {
     const repodata = join(this.root, 'repodata');
     const done = await Promise.all(this.files.map((f) => f.finish(repodata, sync)));
     const records = done.map((d, i) => repomdRecord(DOCUMENT_TYPES[i]!, d.facts, timestamp));
@@ -138,24 +140,13 @@ class TreeWrite {
     const signature = await signer.detachedSign(repomd);
     // The signature first: a client that reads the new repomd.xml finds its signature.
     await replaceFilesAtomic(repodata, [{ name: 'repomd.xml.asc', data: signature }, { name: 'repomd.xml', data: repomd }], { noSync: !sync, parentMustExist: true });
-    await pruneOldGenerations(repodata, records.map((r) => r.href.slice('repodata/'.length)), sync);
     const documents = Object.fromEntries(done.map((d, i) => [DOCUMENT_TYPES[i]!, { document: d.document, path: d.path }])) as Record<DocumentType, PublishedDocument>;
-    return { documents, repomd };
+    const current = records.map((r) => r.href.slice('repodata/'.length));
+    return { documents, repomd, cleanUp: () => pruneOldGenerations(repodata, current, sync) };
   }
 
   abort(): Promise<unknown> {
     return Promise.all(this.files.map((f) => f.abort()));
-  }
-}
-
-/** Runs `create`; makes the folder first only if it fails for want of it. */
-async function inFolder<T>(dir: string, create: () => Promise<T>): Promise<T> {
-  try {
-    return await create();
-  } catch (error) {
-    if (!isErrno(error, 'ENOENT')) throw error;
-    await mkdir(dir, { recursive: true });
-    return create();
   }
 }
 
@@ -189,22 +180,32 @@ async function pruneOldGenerations(repodata: string, current: string[], sync: bo
  * per document, the hash states of what it wrote (see gzip-document.ts), and publishing after an
  * upload appends: each document of the trees that list the new packages is copied, cut before
  * its tail and extended by one piece, with its digests continued from the saved states. A tree
- * with nothing new (another architecture's upload) is not written again.
+ * with nothing new (another architecture's upload) is not written again. Old generations are
+ * removed after the publish has answered, before the next one starts.
  */
 export class RpmIndexWriter implements IndexWriter {
   private readonly states = new Map<string, DistributionState>();
+  /** Per distribution: the removal of old generations after its last publish (the next publish waits for it). */
+  private readonly cleanUps = new Map<string, Promise<void>>();
+  private readonly now: () => Date;
+  private readonly sync: boolean;
+  private readonly onCleanUpError: (error: unknown) => void;
 
   constructor(
     private readonly repoDir: string,
-    private readonly now: () => Date = () => new Date(),
-    private readonly sync = true,
-  ) {}
+    options: { now?: () => Date; sync?: boolean; onCleanUpError?: (error: unknown) => void } = {},
+  ) {
+    this.now = options.now ?? (() => new Date());
+    this.sync = options.sync ?? true;
+    this.onCleanUpError = options.onCleanUpError ?? (() => undefined);
+  }
 
   write(dist: Distribution, entries: readonly IndexEntry[], signer: Signer): Promise<void> {
     return this.writeBatches(dist, (async function* () { yield entries; })(), signer);
   }
 
   async writeBatches(dist: Distribution, batches: AsyncIterable<readonly IndexEntry[]>, signer: Signer): Promise<void> {
+    await this.settled(dist.codename);
     this.states.delete(dist.codename);
     const trees: TreeWrite[] = [];
     try {
@@ -224,12 +225,17 @@ export class RpmIndexWriter implements IndexWriter {
       throw error;
     }
     const timestamp = this.timestamp();
-    const published = new Map<string, PublishedTree>();
-    for (const tree of trees) published.set(tree.arch, await tree.publish(signer, timestamp, this.sync));
-    this.states.set(dist.codename, { architectures: dist.architectures.join(), trees: published });
+    const published: JustPublished[] = [];
+    try {
+      for (const tree of trees) published.push(await tree.publish(signer, timestamp, this.sync));
+    } finally {
+      this.cleanUpAfter(dist.codename, published);
+    }
+    this.states.set(dist.codename, { architectures: dist.architectures.join(), trees: new Map(published.map((p, i) => [trees[i]!.arch, p])) });
   }
 
   async append(dist: Distribution, entries: readonly IndexEntry[], signer: Signer): Promise<boolean> {
+    await this.settled(dist.codename);
     const state = this.states.get(dist.codename);
     if (!state || state.architectures !== dist.architectures.join()) return false;
     const all = parsed(entries);
@@ -245,15 +251,22 @@ export class RpmIndexWriter implements IndexWriter {
     this.states.delete(dist.codename);
     const timestamp = this.timestamp();
     const trees = new Map(state.trees);
-    for (const { arch, from, chunks } of work) {
-      const tree = await TreeWrite.begin(join(this.repoDir, rpmTreeRoot(dist, arch)), arch, from);
-      try {
-        await tree.add(chunks);
-      } catch (error) {
-        await tree.abort();
-        throw error;
+    const published: JustPublished[] = [];
+    try {
+      for (const { arch, from, chunks } of work) {
+        const tree = await TreeWrite.begin(join(this.repoDir, rpmTreeRoot(dist, arch)), arch, from);
+        try {
+          await tree.add(chunks);
+        } catch (error) {
+          await tree.abort();
+          throw error;
+        }
+        const done = await tree.publish(signer, timestamp, this.sync);
+        published.push(done);
+        trees.set(arch, done);
       }
-      trees.set(arch, await tree.publish(signer, timestamp, this.sync));
+    } finally {
+      this.cleanUpAfter(dist.codename, published);
     }
     this.states.set(dist.codename, { architectures: state.architectures, trees });
     return true;
@@ -261,6 +274,25 @@ export class RpmIndexWriter implements IndexWriter {
 
   forget(codename: string): void {
     this.states.delete(codename);
+  }
+
+  /** Settles once the clean-up after the distribution's last publish is done. */
+  async settled(codename: string): Promise<void> {
+    await this.cleanUps.get(codename);
+  }
+
+  /**
+   * Removes the published trees' old generations after the publish has answered. The next
+   * publish of the distribution waits for it: a removal running beside a write could take the
+   * files of a generation not yet in the history.
+   */
+  private cleanUpAfter(codename: string, published: readonly JustPublished[]): void {
+    if (published.length === 0) return;
+    const done = (async () => {
+      for (const p of published) await p.cleanUp().catch(this.onCleanUpError);
+    })();
+    this.cleanUps.set(codename, done);
+    void done.then(() => { if (this.cleanUps.get(codename) === done) this.cleanUps.delete(codename); });
   }
 
   private timestamp(): number {

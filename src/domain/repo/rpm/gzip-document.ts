@@ -1,9 +1,11 @@
 /**
  * One rpm-md document (primary.xml, filelists.xml or other.xml) gzipped as it grows: the head,
  * then any number of pieces of package chunks, then the close. Each piece is deflated on its own
- * and ended by a sync flush (byte-aligned, as `pigz --independent` writes), so the .xml.gz is one
- * gzip member whose deflate stream is the pieces side by side: any gzip reader reads it, dnf's
- * included.
+ * and ended by a sync flush (byte-aligned), so the .xml.gz is one gzip member whose deflate stream
+ * is the pieces side by side: any gzip reader reads it, dnf's included. As pigz does with its
+ * blocks, each piece is deflated with the 32 KiB of XML before it as a preset dictionary: the
+ * reader has those bytes in its window, so a piece of one package compresses about as well as
+ * it would in the middle of one long deflate run.
  *
  * Both SHA-256s (of the file and of its uncompressed content), the CRC-32 and the sizes are
  * carried along, and {@link GzipXmlDocument.finish} works on copies of them: the document can be
@@ -42,9 +44,16 @@ const GZIP_HEADER = Buffer.from([0x1f, 0x8b, 0x08, 0x00, 0, 0, 0, 0, 0x00, 0x03]
 /** An empty final fixed-Huffman block: ends the deflate stream after the sync-flushed pieces. */
 const DEFLATE_END = Buffer.from([0x03, 0x00]);
 
-/** Raw deflate of one piece, ended by a sync flush so pieces can be concatenated. */
-const deflatePiece = (data: Buffer): Promise<Buffer> =>
-  deflateRawAsync(data, { level: GZIP_LEVEL, finishFlush: zlibConstants.Z_SYNC_FLUSH });
+/** How far back a deflate match may reach, and so how much preceding XML a piece may refer to. */
+const WINDOW = 32 * 1024;
+
+/** Raw deflate of one piece, ended by a sync flush so pieces can be concatenated; it may refer to `window` (the XML before it). */
+const deflatePiece = (data: Buffer, window: Buffer | null): Promise<Buffer> =>
+  deflateRawAsync(data, { level: GZIP_LEVEL, finishFlush: zlibConstants.Z_SYNC_FLUSH, ...(window && window.length > 0 ? { dictionary: window } : {}) });
+
+/** The last WINDOW bytes of `before` followed by `added`. */
+const slide = (before: Buffer, added: Buffer): Buffer =>
+  added.length >= WINDOW ? added.subarray(added.length - WINDOW) : Buffer.concat([before.subarray(Math.max(0, before.length - (WINDOW - added.length))), added]);
 
 /** What repomd.xml says of a finished document. */
 export interface DocumentFacts {
@@ -67,6 +76,8 @@ export class GzipXmlDocument {
     private crc: number,
     private openBytes: number,
     private gzBytes: number,
+    /** The last WINDOW bytes of XML so far: the next piece's dictionary. */
+    private window: Buffer,
   ) {}
 
   /** Settles once every piece added so far is accounted for. */
@@ -74,10 +85,10 @@ export class GzipXmlDocument {
 
   /** A new document and its first bytes (the gzip header and the deflated head). */
   static async begin(type: DocumentType): Promise<{ document: GzipXmlDocument; bytes: Buffer }> {
-    const document = new GzipXmlDocument(type, createHash('sha256'), createHash('sha256'), 0, 0, 0);
-    document.account(Buffer.from(GZIP_HEADER), null);
     const head = Buffer.from(XML_HEAD + ROOT_OPEN[type], 'utf8');
-    const piece = await deflatePiece(head);
+    const document = new GzipXmlDocument(type, createHash('sha256'), createHash('sha256'), 0, 0, 0, head);
+    document.account(Buffer.from(GZIP_HEADER), null);
+    const piece = await deflatePiece(head, null);
     document.account(piece, head);
     return { document, bytes: Buffer.concat([GZIP_HEADER, piece]) };
   }
@@ -97,7 +108,8 @@ export class GzipXmlDocument {
     this.openHash.update(open);
     this.crc = crc32(open, this.crc);
     this.openBytes += open.length;
-    const deflated = deflatePiece(open);
+    const deflated = deflatePiece(open, this.window);
+    this.window = slide(this.window, open);
     deflated.catch(() => undefined); // surfaces through `piece`
     const piece = this.accounted.then(() => deflated).then((bytes) => {
       this.gzHash.update(bytes);
@@ -112,7 +124,7 @@ export class GzipXmlDocument {
   async finish(): Promise<{ bytes: Buffer; facts: DocumentFacts }> {
     await this.accounted;
     const close = Buffer.from(ROOT_CLOSE[this.type], 'utf8');
-    const closePiece = await deflatePiece(close);
+    const closePiece = await deflatePiece(close, this.window);
     const crc = crc32(close, this.crc);
     const openSize = this.openBytes + close.length;
     const trailer = Buffer.alloc(8);
@@ -129,7 +141,7 @@ export class GzipXmlDocument {
    * generation, keep this one until that is published.
    */
   fork(): GzipXmlDocument {
-    return new GzipXmlDocument(this.type, this.gzHash.copy(), this.openHash.copy(), this.crc, this.openBytes, this.gzBytes);
+    return new GzipXmlDocument(this.type, this.gzHash.copy(), this.openHash.copy(), this.crc, this.openBytes, this.gzBytes, this.window);
   }
 
   private account(gz: Buffer, open: Buffer | null): void {
