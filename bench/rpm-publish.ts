@@ -31,6 +31,10 @@
  *    them all), and (b) add one package, five times (append, as the publisher does after an
  *    upload: only the new entry is read): the median of the five. All sign repomd.xml with the
  *    same Ed25519 key (OpenPgpSigner), write, fsync and rename the files, and prune generations.
+ * Then the same through the service (bench/lib/rpm-publish-ours.ts, `--no-service` to skip): the
+ * compiled service with its SQLite database holding the N entries as published rows; its publisher
+ * publishes in full twice (reading database pages) and after each of the five extra rows is
+ * inserted (an append, fingerprint and reads included); peak RSS of that process.
  * createrepo_c, on a folder holding hard links to the same signed .rpm files: (a) `createrepo_c DIR`,
  * (b) the first extra .rpm linked in, `createrepo_c --update DIR`; once with its defaults (which also
  * write sqlite databases, which Tollgate does not) and once with `--no-database`.
@@ -57,6 +61,7 @@ import { RpmIndexWriter } from '../src/adapters/storage/rpm-index-writer.js';
 import { runPool } from './lib/pool.js';
 import { runMeasured } from './lib/proc.js';
 import { processPeakRss } from './lib/rss.js';
+import { buildService } from './lib/compiled-service.js';
 import { buildRpmCorpus } from './lib/rpm-corpus.js';
 import { assertRpmVerifies, evenSample, meanMs, medianMs, megabytesPerSecond, rpmsignSigning, throwawayGpgKey, tollgateSigning, type SigningFigures } from './lib/rpm-signing.js';
 import { markdownTable, textTable } from './lib/table.js';
@@ -204,6 +209,25 @@ async function publishInChild(entriesPath: string): Promise<PublishResult> {
   return JSON.parse(line.slice(7)) as PublishResult;
 }
 
+/** Full and add-one publishes through the compiled service (bench/lib/rpm-publish-ours.ts). */
+async function throughService(entriesPath: string, packages: number): Promise<{ fullMs: number; addOneMs: number; adds: number[]; peakRssBytes: number; algorithm: string }> {
+  const serviceDir = join(WORK, 'rpm-publish-service');
+  await buildService(serviceDir);
+  const dataDir = join(WORK, `rpm-publish-data-${packages}`);
+  await rm(dataDir, { recursive: true, force: true });
+  const script = fileURLToPath(new URL('./lib/rpm-publish-ours.ts', import.meta.url));
+  const step = async (mode: string) => {
+    const child = await runMeasured(process.execPath, ['--import', 'tsx', script, mode, serviceDir, dataDir, entriesPath]);
+    const line = child.stdout.trim().split('\n').pop() ?? '';
+    if (!line.startsWith('{')) throw new Error(`rpm-publish-ours ${mode} printed no result:\n${child.stdout}\n${child.stderr}`);
+    return JSON.parse(line) as Record<string, unknown>;
+  };
+  const loaded = await step('load');
+  if (loaded.loaded !== packages) throw new Error(`loaded ${String(loaded.loaded)} rows, not ${packages}`);
+  const r = (await step('measure')) as { full: number[]; add: number[]; peakRssBytes: number; algorithm: string };
+  return { fullMs: Math.min(...r.full), addOneMs: median(r.add), adds: r.add, peakRssBytes: r.peakRssBytes, algorithm: r.algorithm };
+}
+
 /** Number of `<package>` elements in the primary.xml.gz a repomd.xml points at (checked against the root's count where there is one). */
 async function primaryPackageCount(repoRoot: string): Promise<number> {
   const repomd = await readFile(join(repoRoot, 'repodata', 'repomd.xml'), 'utf8');
@@ -287,6 +311,7 @@ async function main(): Promise<void> {
   const sampleSize = Math.min(option('--sign-sample', 300), packages);
   const withCreaterepo = !process.argv.includes('--no-createrepo');
   const withSigningCost = !process.argv.includes('--no-signing-cost');
+  const withService = !process.argv.includes('--no-service');
   const dist = distribution();
   await mkdir(WORK, { recursive: true });
 
@@ -347,6 +372,11 @@ async function main(): Promise<void> {
   console.log(`tollgate runs: full ${ours.map((o) => formatMs(o.fullMs)).join(', ')}; add one (median of ${EXTRAS}) ${ours.map((o) => `${formatMs(o.addOneMs)} [${o.addOneRuns.map((ms) => ms.toFixed(0)).join(' ')}]`).join(', ')}; ${ourCount} packages listed`);
   console.log(`tollgate publisher RSS: ${formatMiB(median(ours.map((o) => o.rssAfterLoadBytes)))} after loading the stored entries, peak ${formatMiB(ourPeak)}`);
 
+  const service = withService ? await throughService(entriesPath, packages) : null;
+  if (service) {
+    console.log(`through the service (compiled, SQLite, ${service.algorithm} key): full ${formatMs(service.fullMs)} (best of 2); add one ${formatMs(service.addOneMs)} (median of ${service.adds.map((ms) => ms.toFixed(0)).join(' ')}); peak RSS ${formatMiB(service.peakRssBytes)}`);
+  }
+
   if (signing) {
     const sigRows = signingRows(signing);
     console.log(`\nsigning cost per package (${sampleSize} packages, one at a time; rpmsign: one call for all ${sampleSize}, per package = total / ${sampleSize}):\n`);
@@ -370,10 +400,18 @@ async function main(): Promise<void> {
   rows.push([`full generation (${packages})`, formatMs(ourFull), formatMs(def.fullMs), ratio(def.fullMs, ourFull), formatMs(nodb.fullMs), ratio(nodb.fullMs, ourFull)]);
   rows.push([`add one package (${packages} + 1; ours: median of ${EXTRAS})`, formatMs(ourAdd), formatMs(def.updateMs), ratio(def.updateMs, ourAdd), formatMs(nodb.updateMs), ratio(nodb.updateMs, ourAdd)]);
   rows.push(['peak RSS', formatMiB(ourPeak), formatMiB(def.peakRssBytes), ratio(def.peakRssBytes, ourPeak), formatMiB(nodb.peakRssBytes), ratio(nodb.peakRssBytes, ourPeak)]);
+  if (service) {
+    rows.push([`full generation, through the service`, formatMs(service.fullMs), formatMs(def.fullMs), ratio(def.fullMs, service.fullMs), formatMs(nodb.fullMs), ratio(nodb.fullMs, service.fullMs)]);
+    rows.push([`add one package, through the service`, formatMs(service.addOneMs), formatMs(def.updateMs), ratio(def.updateMs, service.addOneMs), formatMs(nodb.updateMs), ratio(nodb.updateMs, service.addOneMs)]);
+    rows.push(['peak RSS, the service', formatMiB(service.peakRssBytes), formatMiB(def.peakRssBytes), ratio(def.peakRssBytes, service.peakRssBytes), formatMiB(nodb.peakRssBytes), ratio(nodb.peakRssBytes, service.peakRssBytes)]);
+  }
   console.log(`\n${textTable(rows)}\n\n${markdownTable(rows)}\n`);
   console.log(uploadLine);
   const verdict = (met: boolean) => (met ? 'MET' : 'NOT MET');
-  console.log(`targets (issue #15, at 50,000): add one < 150 ms: ${verdict(ourAdd < 150)}; >= 10x createrepo_c --update (both variants): ${verdict(ourAdd * 10 <= Math.min(def.updateMs, nodb.updateMs))}; peak RSS < 300 MB: ${verdict(ourPeak < 300e6)}`);
+  // Judged on the slower of the two ways of running it.
+  const add = Math.max(ourAdd, service?.addOneMs ?? 0);
+  const peak = Math.max(ourPeak, service?.peakRssBytes ?? 0);
+  console.log(`targets (issue #15, at 50,000): add one < 150 ms: ${verdict(add < 150)}; >= 10x createrepo_c --update (both variants): ${verdict(add * 10 <= Math.min(def.updateMs, nodb.updateMs))}; peak RSS < 300 MB: ${verdict(peak < 300e6)}`);
 }
 
 await main();
