@@ -57,6 +57,7 @@ class DocumentFile {
     first: Buffer,
   ) {
     this.writing = handle.writeFile(first);
+    this.writing.catch(() => undefined); // surfaces through the next add or finish
   }
 
   /** A new document's file, its head written. */
@@ -73,9 +74,14 @@ class DocumentFile {
   static async extend(repodata: string, published: PublishedDocument): Promise<DocumentFile> {
     const document = published.document.fork();
     const temp = tempPathFor(published.path);
-    await copyFile(published.path, temp);
-    await truncate(temp, document.bodySize);
-    return new DocumentFile(document, await open(temp, 'a'), temp, Buffer.alloc(0));
+    try {
+      await copyFile(published.path, temp);
+      await truncate(temp, document.bodySize);
+      return new DocumentFile(document, await open(temp, 'a'), temp, Buffer.alloc(0));
+    } catch (error) {
+      await removeFile(temp);
+      throw error;
+    }
   }
 
   /** Adds a piece; settles once it is written (pieces of later calls may already be compressing). */
@@ -134,7 +140,13 @@ class TreeWrite {
   /** Finishes the documents; then signs and writes repomd.xml, which names them. */
   async publish(signer: Signer, timestamp: number, sync: boolean): Promise<JustPublished> {
     const repodata = join(this.root, 'repodata');
-    const done = await Promise.all(this.files.map((f) => f.finish(repodata, sync)));
+    let done: Awaited<ReturnType<DocumentFile['finish']>>[];
+    try {
+      done = await Promise.all(this.files.map((f) => f.finish(repodata, sync)));
+    } catch (error) {
+      await this.abort();
+      throw error;
+    }
     const records = done.map((d, i) => repomdRecord(DOCUMENT_TYPES[i]!, d.facts, timestamp));
     const repomd = repomdXml(String(timestamp), records);
     const signature = await signer.detachedSign(repomd);

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { gzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
@@ -14,6 +14,8 @@ import { KeyringStore } from '../../../src/adapters/signing/keyring-store.js';
 import { writeContentsFile } from '../../../src/adapters/storage/apt-contents-files.js';
 import { appendAptDistribution, publishAptDistribution } from '../../../src/adapters/storage/apt-publisher.js';
 import { writeFullIndex, type IndexFileOptions } from '../../../src/adapters/storage/apt-index-files.js';
+import { RpmIndexWriter } from '../../../src/adapters/storage/rpm-index-writer.js';
+import { findDistribution } from '../../../src/domain/distributions.js';
 import { catalogue } from '../../../src/services/sbom/payload.js';
 import { exec } from '../../helpers/apt.js';
 import { makeTempDir } from '../../helpers/tmp.js';
@@ -139,5 +141,51 @@ describe('a streamed write on a full disk', { skip: process.getuid?.() === 0 ? f
     assert.deepEqual(unhandled, []);
     const now = await Promise.all(['Release', 'InRelease', 'Release.gpg'].map((name) => readFile(join(dist, name))));
     now.forEach((bytes, i) => assert.ok(bytes.equals(before[i]!), 'Release, InRelease and Release.gpg unchanged'));
+  });
+
+  /** An RPM entry whose chunks do not compress: a few of them outgrow the filesystem. */
+  const rpmEntry = (i: number) => {
+    const noise = randomBytes(16 * 1024).toString('base64');
+    const key = { name: `r${i}`, epoch: null, version: '1.0', release: '1', arch: 'x86_64', location: `Packages/r/r${i}.rpm` };
+    return { component: 'main', arch: 'x86_64', text: JSON.stringify({ key, primary: `<package><name>r${i}</name><description>${noise}</description></package>\n`, filelists: '', other: '' }) };
+  };
+  const rocky = findDistribution('rocky9')!;
+
+  it('RPM repodata: a streamed full write rejects with ENOSPC, nothing left behind, no unhandled error', async (t) => {
+    if (refused) return t.skip(`cannot mount a tmpfs: ${refused}`);
+    const store = new KeyringStore({ dir: join(tmp.dir, 'rpm-keys'), publicDir: join(tmp.dir, 'rpm-pub'), passphrase: 'test-passphrase', defaults: { name: 'T', email: 't@example.org', type: 'ed25519' } });
+    const signer = await store.ensureKey();
+    for (let run = 0; run < 5; run++) {
+      const repo = join(mount, `rpm-full-${run}`);
+      async function* batches() {
+        for (let i = 0; i < 64; i++) yield [rpmEntry(i)];
+      }
+      await assert.rejects(new RpmIndexWriter(repo, { sync: false }).writeBatches(rocky, batches(), signer), (e: NodeJS.ErrnoException) => e.code === 'ENOSPC');
+      await settle();
+      assert.deepEqual(await readdir(join(repo, 'rpm', 'rocky9', 'x86_64', 'repodata')), [], `run ${run}`);
+      await rm(repo, { recursive: true, force: true });
+    }
+    assert.deepEqual(unhandled, []);
+  });
+
+  it('RPM repodata: an append on a full disk rejects, leaves repomd.xml as it was, no unhandled error', async (t) => {
+    if (refused) return t.skip(`cannot mount a tmpfs: ${refused}`);
+    const store = new KeyringStore({ dir: join(tmp.dir, 'rpm-keys'), publicDir: join(tmp.dir, 'rpm-pub'), passphrase: 'test-passphrase', defaults: { name: 'T', email: 't@example.org', type: 'ed25519' } });
+    const signer = await store.ensureKey();
+    await rm(join(mount, 'filler'), { force: true });
+    const repo = join(mount, 'rpm-append');
+    const writer = new RpmIndexWriter(repo, { sync: false });
+    await writer.write(rocky, [rpmEntry(0)], signer);
+    await writer.settled('rocky9');
+    const repodata = join(repo, 'rpm', 'rocky9', 'x86_64', 'repodata');
+    const before = await Promise.all(['repomd.xml', 'repomd.xml.asc'].map((name) => readFile(join(repodata, name))));
+    const files = (await readdir(repodata)).sort();
+    await writeFile(join(mount, 'filler'), randomBytes(1024 * 1024)).catch((e: NodeJS.ErrnoException) => assert.equal(e.code, 'ENOSPC'));
+    await assert.rejects(writer.append(rocky, [rpmEntry(1), rpmEntry(2)], signer), (e: NodeJS.ErrnoException) => e.code === 'ENOSPC');
+    await settle();
+    assert.deepEqual(unhandled, []);
+    const now = await Promise.all(['repomd.xml', 'repomd.xml.asc'].map((name) => readFile(join(repodata, name))));
+    now.forEach((bytes, i) => assert.ok(bytes.equals(before[i]!), 'repomd.xml and its signature unchanged'));
+    assert.deepEqual((await readdir(repodata)).sort(), files, 'no temp file, no new document');
   });
 });
