@@ -2,7 +2,7 @@
  * Our side of bench/apt-publish, run in its own process so that its peak RSS is the service's.
  * It loads the compiled service (dist/, as `npm start` runs it in production; the caller builds
  * it first) rather than transpiling src/ in-process, which alone adds ~70 MB of RSS:
- *   load <dataDir> <manifest> <count>      stores `count` packages of the corpus in the database
+ *   load <dataDir> <manifest> <count>      stores the first `count` packages of the corpus (manifest.ndjson) in the database
  *   measure <dataDir> <extras.json> <count>  full publish (twice) and add-one publishes (one per
  *                                           entry of extras.json: only those are read, so the
  *                                           corpus itself never counts in this process's peak RSS)
@@ -17,7 +17,7 @@ import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { pino } from 'pino';
 import type { PackageRow } from '../../src/adapters/db/packages.table.js';
-import type { CorpusEntry } from './deb-corpus.js';
+import { manifestEntries, type CorpusEntry } from './deb-corpus.js';
 
 const mib = (bytes: number) => Math.round((bytes / 1048576) * 10) / 10;
 const usage = () => Object.fromEntries(Object.entries(process.memoryUsage()).map(([k, v]) => [k, mib(v)])) as Record<keyof NodeJS.MemoryUsage, number>;
@@ -49,17 +49,28 @@ function row(entry: CorpusEntry, seq: number): PackageRow {
 const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', ENV: 'development' });
 const ctx = await createContext(config, pino({ level: 'silent' }));
 if (mode === 'load') {
-  const entries = JSON.parse(await readFile(manifestPath!, 'utf8')) as CorpusEntry[];
   await ctx.repo.keyring.ensureKey();
   if (archCount * componentCount > 1) {
     await ctx.repo.distributions.update('jammy', { architectures: ARCHITECTURES, components: COMPONENTS }, { username: 'bench', ip: null });
   }
-  const rows = entries.slice(0, count).map((e, i) => row(e, i + 1));
-  await ctx.db.transaction().execute(async (trx) => {
-    for (let i = 0; i < rows.length; i += 500) await trx.insertInto('packages').values(rows.slice(i, i + 500)).execute();
-    await trx.updateTable('distributions').set({ generation: count }).where('codename', '=', 'jammy').execute();
-  });
-  console.log(JSON.stringify({ loaded: rows.length }));
+  // Read and inserted a page at a time: at 500,000 packages the rows would not fit one string or array comfortably.
+  let loaded = 0;
+  let page: PackageRow[] = [];
+  const flush = async () => {
+    const rows = page;
+    page = [];
+    await ctx.db.transaction().execute(async (trx) => {
+      await trx.insertInto('packages').values(rows).execute();
+      await trx.updateTable('distributions').set({ generation: loaded }).where('codename', '=', 'jammy').execute();
+    });
+  };
+  for await (const entry of manifestEntries(manifestPath!)) {
+    if (loaded === count) break;
+    page.push(row(entry, ++loaded));
+    if (page.length === 500) await flush();
+  }
+  if (page.length > 0) await flush();
+  console.log(JSON.stringify({ loaded }));
 } else {
   const extras = JSON.parse(await readFile(manifestPath!, 'utf8')) as CorpusEntry[];
   await ctx.repo.keyring.ensureKey();
