@@ -3,6 +3,9 @@
  *
  *   npx tsx bench/apt-publish.ts [--packages 10000,50000] [--layouts 1x1,4x2] [--no-aptly]
  *
+ * BENCH_APT_OURS_DIR puts our data directory elsewhere than bench/.work (e.g. an XFS mount, where
+ * an append's copy of the previous index is a reflink).
+ *
  * `--layouts`: besides one architecture and one component (1x1, against the peers), our publish
  * of the same packages spread over <architectures>x<components> indexes (ours only).
  *
@@ -53,7 +56,8 @@ function layoutsFromArgs(): string[] {
 }
 
 async function ours(corpus: Corpus, count: number, layout = '1x1'): Promise<SideResult> {
-  const dataDir = join(work, `apt-ours-${count}-${layout}`);
+  // BENCH_APT_OURS_DIR: where our data directory goes (a reflink filesystem's mount, say); bench/.work by default.
+  const dataDir = join(process.env.BENCH_APT_OURS_DIR ?? work, `apt-ours-${count}-${layout}`);
   const env = { ...process.env, BENCH_APT_LAYOUT: layout };
   await rm(dataDir, { recursive: true, force: true });
   const script = join(root, 'bench', 'lib', 'apt-publish-ours.ts');
