@@ -42,9 +42,7 @@
  * Node's own baseline (runtime, tsx, OpenPGP.js) is ~115 MiB of the Tollgate figure.
  */
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
 import { link, mkdir, open, readFile, rename, rm, stat, unlink } from 'node:fs/promises';
-import { createInterface } from 'node:readline';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
@@ -62,6 +60,7 @@ import { runPool } from './lib/pool.js';
 import { runMeasured } from './lib/proc.js';
 import { processPeakRss } from './lib/rss.js';
 import { buildService } from './lib/compiled-service.js';
+import { fileLines } from './lib/lines.js';
 import { buildRpmCorpus } from './lib/rpm-corpus.js';
 import { assertRpmVerifies, evenSample, meanMs, medianMs, megabytesPerSecond, rpmsignSigning, throwawayGpgKey, tollgateSigning, type SigningFigures } from './lib/rpm-signing.js';
 import { markdownTable, textTable } from './lib/table.js';
@@ -160,13 +159,14 @@ async function signedIndexEntryOf(path: string, dist: Distribution, signer: Sign
 
 /** The entries file's head, then its entries in batches of {@link BATCH}. */
 async function readEntriesFile(path: string): Promise<{ head: EntriesHead; batches: AsyncGenerator<string[]> }> {
-  const lines = createInterface({ input: createReadStream(path), crlfDelay: Infinity })[Symbol.asyncIterator]();
+  const lines = fileLines(path);
   const first = await lines.next();
   if (first.done) throw new Error(`${path} is empty`);
   async function* batches(): AsyncGenerator<string[]> {
     let batch: string[] = [];
-    for (let line = await lines.next(); !line.done; line = await lines.next()) {
-      batch.push(JSON.parse(line.value) as string);
+    for await (const line of lines) {
+      if (!line) continue;
+      batch.push(JSON.parse(line) as string);
       if (batch.length === BATCH) {
         yield batch;
         batch = [];

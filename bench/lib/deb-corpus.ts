@@ -6,13 +6,13 @@
  * JSON entry a line (at 500,000 packages the manifest is ~510 MB, over V8's longest string).
  */
 import { createHash } from 'node:crypto';
-import { createReadStream, existsSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { mkdir, open, rename, writeFile } from 'node:fs/promises';
-import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { debPoolPath } from '../../src/domain/repo/apt/pool-path.js';
 import { packageStanza } from '../../src/domain/repo/apt/stanza.js';
+import { fileLines } from './lines.js';
 
 export interface CorpusEntry {
   name: string;
@@ -104,7 +104,7 @@ export interface Corpus {
 
 /** The entries of a manifest, one a line, in order. */
 export async function* manifestEntries(manifest: string): AsyncGenerator<CorpusEntry> {
-  for await (const line of createInterface({ input: createReadStream(manifest), crlfDelay: Infinity })) {
+  for await (const line of fileLines(manifest)) {
     if (line) yield JSON.parse(line) as CorpusEntry;
   }
 }
