@@ -146,10 +146,13 @@ async function main(): Promise<void> {
     console.error(`apt-ftparchive done: ${JSON.stringify(b)}`);
     const c = process.argv.includes('--no-aptly') ? { fullMs: NaN, addOneMs: NaN, peakRssBytes: NaN, note: 'not run (--no-aptly)' } : await aptly(corpus, gpg);
     console.error(`aptly done: ${JSON.stringify(c)}`);
-    const ratio = (x: number, y: number) => `${(x / y).toFixed(1)}x`;
-    rows.push([String(count), 'full rebuild', formatMs(a.fullMs), formatMs(b.fullMs), formatMs(c.fullMs), ratio(b.fullMs, a.fullMs), ratio(c.fullMs, a.fullMs)]);
-    rows.push([String(count), 'publish after adding one', formatMs(a.addOneMs), formatMs(b.addOneMs), formatMs(c.addOneMs), ratio(b.addOneMs, a.addOneMs), ratio(c.addOneMs, a.addOneMs)]);
-    rows.push([String(count), 'peak RSS', formatMiB(a.peakRssBytes), formatMiB(b.peakRssBytes), formatMiB(c.peakRssBytes), '', '']);
+    // A side not run (--no-aptly) has NaN figures: shown as a dash.
+    const ratio = (x: number, y: number) => (Number.isNaN(x) ? '–' : `${(x / y).toFixed(1)}x`);
+    const ms = (x: number) => (Number.isNaN(x) ? '–' : formatMs(x));
+    const mib = (x: number) => (Number.isNaN(x) ? '–' : formatMiB(x));
+    rows.push([String(count), 'full rebuild', ms(a.fullMs), ms(b.fullMs), ms(c.fullMs), ratio(b.fullMs, a.fullMs), ratio(c.fullMs, a.fullMs)]);
+    rows.push([String(count), 'publish after adding one', ms(a.addOneMs), ms(b.addOneMs), ms(c.addOneMs), ratio(b.addOneMs, a.addOneMs), ratio(c.addOneMs, a.addOneMs)]);
+    rows.push([String(count), 'peak RSS', mib(a.peakRssBytes), mib(b.peakRssBytes), mib(c.peakRssBytes), '', '']);
     notes.push(`${count}: tollgate ${a.note}; apt-ftparchive ${b.note}; aptly ${c.note}`);
     for (const layout of layoutsFromArgs().filter((l) => l !== '1x1')) {
       const l = await ours(corpus, count, layout);

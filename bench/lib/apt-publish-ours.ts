@@ -18,6 +18,7 @@ import { readFile } from 'node:fs/promises';
 import { pino } from 'pino';
 import type { PackageRow } from '../../src/adapters/db/packages.table.js';
 import { manifestEntries, type CorpusEntry } from './deb-corpus.js';
+import { loadRows, timePublishes } from './publish-rows.js';
 
 const mib = (bytes: number) => Math.round((bytes / 1048576) * 10) / 10;
 const usage = () => Object.fromEntries(Object.entries(process.memoryUsage()).map(([k, v]) => [k, mib(v)])) as Record<keyof NodeJS.MemoryUsage, number>;
@@ -54,22 +55,14 @@ if (mode === 'load') {
     await ctx.repo.distributions.update('jammy', { architectures: ARCHITECTURES, components: COMPONENTS }, { username: 'bench', ip: null });
   }
   // Read and inserted a page at a time: at 500,000 packages the rows would not fit one string or array comfortably.
-  let loaded = 0;
-  let page: PackageRow[] = [];
-  const flush = async () => {
-    const rows = page;
-    page = [];
-    await ctx.db.transaction().execute(async (trx) => {
-      await trx.insertInto('packages').values(rows).execute();
-      await trx.updateTable('distributions').set({ generation: loaded }).where('codename', '=', 'jammy').execute();
-    });
-  };
-  for await (const entry of manifestEntries(manifestPath!)) {
-    if (loaded === count) break;
-    page.push(row(entry, ++loaded));
-    if (page.length === 500) await flush();
+  async function* rows() {
+    let seq = 0;
+    for await (const entry of manifestEntries(manifestPath!)) {
+      if (seq === count) return;
+      yield row(entry, ++seq);
+    }
   }
-  if (page.length > 0) await flush();
+  const loaded = await loadRows(ctx, 'jammy', rows());
   console.log(JSON.stringify({ loaded }));
 } else {
   const extras = JSON.parse(await readFile(manifestPath!, 'utf8')) as CorpusEntry[];
@@ -79,23 +72,7 @@ if (mode === 'load') {
   const sampler = setInterval(() => {
     for (const [k, v] of Object.entries(usage()) as Array<[keyof NodeJS.MemoryUsage, number]>) during[k] = Math.max(during[k], v);
   }, 5);
-  const time = async (fn: () => Promise<void>) => {
-    const start = performance.now();
-    await fn();
-    return performance.now() - start;
-  };
-  const full: number[] = [];
-  for (let k = 0; k < 2; k++) {
-    ctx.repo.publisher.forget('jammy');
-    full.push(await time(() => ctx.repo.publisher.request('jammy')));
-  }
-  const add: number[] = [];
-  for (const extra of extras) {
-    add.push(await time(async () => {
-      await ctx.db.transaction().execute((trx) => insertPackage(trx, row(extra, 0), []));
-      await ctx.repo.publisher.request('jammy');
-    }));
-  }
+  const { full, add } = await timePublishes(ctx, 'jammy', insertPackage, extras.map((e) => row(e, 0)));
   clearInterval(sampler);
   const signer = ctx.repo.keyring.current()!;
   const memory = { onStart, atRest, duringPublishes: during };

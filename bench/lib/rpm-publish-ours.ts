@@ -16,6 +16,7 @@ import { pino } from 'pino';
 import type { PackageRow } from '../../src/adapters/db/packages.table.js';
 import type { PackageChunks } from '../../src/domain/repo/rpm/assemble.js';
 import { fileLines } from './lines.js';
+import { loadRows, timePublishes } from './publish-rows.js';
 
 const [mode, serviceDir, dataDir, entriesPath] = process.argv.slice(2);
 const compiled = (path: string) => pathToFileURL(`${serviceDir}/${path}`).href;
@@ -58,41 +59,13 @@ const { extras, entries } = await readEntries();
 if (mode !== 'load') await entries.return(undefined);
 await ctx.repo.keyring.ensureKey();
 if (mode === 'load') {
-  let seq = 0;
-  let page: PackageRow[] = [];
-  const flush = async () => {
-    const rows = page;
-    page = [];
-    await ctx.db.transaction().execute(async (trx) => {
-      await trx.insertInto('packages').values(rows).execute();
-      await trx.updateTable('distributions').set({ generation: seq }).where('codename', '=', DISTRIBUTION).execute();
-    });
-  };
-  for await (const entry of entries) {
-    page.push(row(entry, ++seq));
-    if (page.length === 500) await flush();
+  async function* rows() {
+    let seq = 0;
+    for await (const entry of entries) yield row(entry, ++seq);
   }
-  if (page.length > 0) await flush();
-  console.log(JSON.stringify({ loaded: seq }));
+  console.log(JSON.stringify({ loaded: await loadRows(ctx, DISTRIBUTION, rows()) }));
 } else {
-  const time = async (fn: () => Promise<unknown>) => {
-    const start = performance.now();
-    await fn();
-    return performance.now() - start;
-  };
-  const full: number[] = [];
-  for (let k = 0; k < 2; k++) {
-    ctx.repo.publisher.forget(DISTRIBUTION);
-    full.push(await time(() => ctx.repo.publisher.request(DISTRIBUTION)));
-  }
-  const add: number[] = [];
-  for (const extra of extras) {
-    add.push(await time(async () => {
-      await ctx.db.transaction().execute((trx) => insertPackage(trx, row(extra, 0), []));
-      await ctx.repo.publisher.request(DISTRIBUTION);
-    }));
-  }
-  await ctx.repo.publisher.idle();
+  const { full, add } = await timePublishes(ctx, DISTRIBUTION, insertPackage, extras.map((e) => row(e, 0)));
   const signer = ctx.repo.keyring.current()!;
   console.log(JSON.stringify({ full, add, peakRssBytes: process.resourceUsage().maxRSS * 1024, algorithm: signer.algorithm }));
 }
