@@ -77,8 +77,8 @@ async function ftparchivePublish(repoRoot: string, gpg: { env: NodeJS.ProcessEnv
   const index = join(dists, 'main', 'binary-amd64');
   await mkdir(index, { recursive: true });
   const start = performance.now();
-  const packages = await runMeasured('apt-ftparchive', [...(db ? ['--db', db] : []), 'packages', 'pool'], { cwd: repoRoot });
-  await writeFile(join(index, 'Packages'), packages.stdout);
+  // Straight into the file: at 500,000 packages its output (~510 MB) outgrows any pipe buffer we would hold.
+  const packages = await runMeasured('sh', ['-c', `exec apt-ftparchive ${db ? `--db '${db}' ` : ''}packages pool > '${join(index, 'Packages')}'`], { cwd: repoRoot });
   await run('sh', ['-c', 'gzip -6 -k -f -n Packages && xz -0 -T0 -k -f Packages'], { cwd: index });
   const release = await runQuiet('apt-ftparchive', ['-o', 'APT::FTPArchive::Release::Codename=jammy', '-o', 'APT::FTPArchive::Release::Components=main', '-o', 'APT::FTPArchive::Release::Architectures=amd64', 'release', dists]);
   await writeFile(join(dists, 'Release'), release);
