@@ -4,9 +4,9 @@
  * its file name by a hard link, and pruned once no recent generation names it. Shared by the
  * index files (apt-index-files.ts) and the Contents files (apt-contents-files.ts).
  */
-import { copyFile, link, mkdir, open, readdir, readFile, rename, stat, truncate, utimes } from 'node:fs/promises';
+import { copyFile, link, mkdir, readdir, readFile, rename, stat, utimes } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { fsyncDir, isErrno, removeFile, tempPathFor, writeFileAtomic } from './atomic.js';
+import { fsyncDir, isErrno, openCutCopy, removeFile, tempPathFor, writeFileAtomic } from './atomic.js';
 import type { ContentDigests } from './hash-stream.js';
 
 const BY_HASH_DIRS = [
@@ -27,9 +27,7 @@ export const objectPath = (indexDir: string, d: ContentDigests) => join(indexDir
  */
 export async function extendObject(indexDir: string, source: string, d: ContentDigests, keepBytes: number | null, tail: Uint8Array, sync: boolean): Promise<string> {
   const tmp = tempPathFor(objectPath(indexDir, d));
-  await inFolder(tmp, () => copyFile(source, tmp));
-  if (keepBytes !== null) await truncate(tmp, keepBytes);
-  const handle = await open(tmp, 'a');
+  const handle = await openCutCopy(source, tmp, keepBytes, (from, to) => inFolder(to, () => copyFile(from, to)));
   try {
     await handle.writeFile(tail);
     if (sync) await handle.sync();

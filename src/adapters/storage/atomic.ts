@@ -3,7 +3,7 @@
  * the target, fsync the folder. Readers see the old file or the new one, never a torn one.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, rename, unlink } from 'node:fs/promises';
+import { copyFile, mkdir, open, rename, truncate, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
 /** A unique temp name next to `target` (same folder, so the final rename cannot cross devices). */
@@ -91,5 +91,21 @@ export async function removeFile(path: string): Promise<void> {
     await unlink(path);
   } catch (error) {
     if (!isErrno(error, 'ENOENT')) throw error;
+  }
+}
+
+/**
+ * A temp copy of an earlier generation, cut to `keepBytes` when given and opened for appending:
+ * how an append extends an immutable published file (a reflink where the filesystem shares
+ * extents). `copy` makes the copy (default `copyFile`); the temp file is removed if any step fails.
+ */
+export async function openCutCopy(source: string, temp: string, keepBytes: number | null, copy: (source: string, temp: string) => Promise<unknown> = copyFile): Promise<FileHandle> {
+  try {
+    await copy(source, temp);
+    if (keepBytes !== null) await truncate(temp, keepBytes);
+    return await open(temp, 'a');
+  } catch (error) {
+    await removeFile(temp);
+    throw error;
   }
 }

@@ -1,7 +1,7 @@
-import { copyFile, mkdir, open, readdir, readFile, rename, truncate, type FileHandle } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, open, readdir, readFile, rename, type FileHandle } from 'node:fs/promises';
+import { basename, join } from 'node:path';
 import type { Signer } from '../signing/signer.js';
-import { removeFile, replaceFilesAtomic, tempPathFor, writeFileAtomic } from './atomic.js';
+import { openCutCopy, removeFile, replaceFilesAtomic, tempPathFor, writeFileAtomic } from './atomic.js';
 import type { Distribution } from '../../domain/distributions.js';
 import { documentHref, repomdRecord, type PackageChunks } from '../../domain/repo/rpm/assemble.js';
 import { DOCUMENT_TYPES, GzipXmlDocument, type DocumentFacts, type DocumentType } from '../../domain/repo/rpm/gzip-document.js';
@@ -74,14 +74,7 @@ class DocumentFile {
   static async extend(repodata: string, published: PublishedDocument): Promise<DocumentFile> {
     const document = published.document.fork();
     const temp = tempPathFor(published.path);
-    try {
-      await copyFile(published.path, temp);
-      await truncate(temp, document.bodySize);
-      return new DocumentFile(document, await open(temp, 'a'), temp, Buffer.alloc(0));
-    } catch (error) {
-      await removeFile(temp);
-      throw error;
-    }
+    return new DocumentFile(document, await openCutCopy(published.path, temp, document.bodySize), temp, Buffer.alloc(0));
   }
 
   /** Adds a piece; settles once it is written (pieces of later calls may already be compressing). */
@@ -153,7 +146,7 @@ class TreeWrite {
     // The signature first: a client that reads the new repomd.xml finds its signature.
     await replaceFilesAtomic(repodata, [{ name: 'repomd.xml.asc', data: signature }, { name: 'repomd.xml', data: repomd }], { noSync: !sync, parentMustExist: true });
     const documents = Object.fromEntries(done.map((d, i) => [DOCUMENT_TYPES[i]!, { document: d.document, path: d.path }])) as Record<DocumentType, PublishedDocument>;
-    const current = records.map((r) => r.href.slice('repodata/'.length));
+    const current = done.map((d) => basename(d.path));
     return { documents, repomd, cleanUp: () => pruneOldGenerations(repodata, current, sync) };
   }
 
@@ -193,7 +186,9 @@ async function pruneOldGenerations(repodata: string, current: string[], sync: bo
  * upload appends: each document of the trees that list the new packages is copied, cut before
  * its tail and extended by one piece, with its digests continued from the saved states. A tree
  * with nothing new (another architecture's upload) is not written again. Old generations are
- * removed after the publish has answered, before the next one starts.
+ * removed after the publish has answered, before the next one starts. That removal deletes every
+ * generated file its history does not name, so another writer (a replica) must not publish the
+ * tree until {@link settled} has settled: the publisher awaits it under its publishing lock.
  */
 export class RpmIndexWriter implements IndexWriter {
   private readonly states = new Map<string, DistributionState>();

@@ -126,6 +126,8 @@ describe('RpmIndexWriter', () => {
     const mine = new RpmIndexWriter(repo);
     assert.equal(await mine.append(rocky, entries(0, 1), signer), false, 'nothing written by this writer yet');
     await mine.write(rocky, entries(0, 10), signer);
+    // As replicas do under the publishing lock: the other writes once this one's clean-up is done.
+    await mine.settled('rocky9');
     const other = new RpmIndexWriter(repo);
     await other.write(rocky, entries(0, 12), signer);
     assert.equal(await mine.append(rocky, entries(12, 13), signer), false, 'the tree on disk is the other writer\'s');
@@ -180,6 +182,8 @@ describe('RpmIndexWriter', () => {
     const root = join(repo, 'rpm', 'rocky9', 'x86_64');
     const writer = new RpmIndexWriter(repo);
     await writer.write(rocky, entries(0, 3), signer);
+    // The clean-up after that publish writes the history file: let it finish before listing the folder.
+    await writer.settled('rocky9');
     const before = await readTree(root, keyring);
     async function* failing() {
       yield entries(3, 6);

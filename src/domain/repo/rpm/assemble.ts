@@ -6,10 +6,10 @@
  * publish append (see gzip-document.ts).
  */
 import { filelistsPackageXml } from './filelists.js';
-import { DOCUMENT_TYPES, documentXml, GzipXmlDocument, type DocumentType } from './gzip-document.js';
+import { documentXml, type DocumentFacts, type DocumentType } from './gzip-document.js';
 import { DEFAULT_CHANGELOG_LIMIT, otherPackageXml } from './other.js';
 import { primaryPackageXml } from './primary.js';
-import { repomdXml, type RepomdRecord } from './repomd.js';
+import type { RepomdRecord } from './repomd.js';
 import { repoArch, type RepoPackageInput } from './types.js';
 
 /** Which package the chunks describe (stored with them). */
@@ -57,25 +57,11 @@ export function assembleDocuments(chunks: readonly PackageChunks[]): RepodataDoc
   return { primary: doc('primary'), filelists: doc('filelists'), other: doc('other') };
 }
 
-/** One file to write under the repository root. */
-export interface RepodataFile {
-  /** Relative path, e.g. `repodata/<sha256>-primary.xml.gz`. */
-  path: string;
-  data: Buffer;
-}
-
-/** Everything to publish: the compressed documents and repomd.xml (to sign and write last). */
-export interface Repodata {
-  files: RepodataFile[];
-  repomd: string;
-  records: RepomdRecord[];
-}
-
 /** Where a finished document is published: its name carries its checksum, as createrepo_c names it. */
 export const documentHref = (type: DocumentType, checksum: string): string => `repodata/${checksum}-${type}.xml.gz`;
 
 /** The repomd record of a finished document. */
-export const repomdRecord = (type: DocumentType, facts: { checksum: string; openChecksum: string; size: number; openSize: number }, timestamp: number): RepomdRecord => ({
+export const repomdRecord = (type: DocumentType, facts: DocumentFacts, timestamp: number): RepomdRecord => ({
   type,
   checksum: facts.checksum,
   openChecksum: facts.openChecksum,
@@ -84,23 +70,3 @@ export const repomdRecord = (type: DocumentType, facts: { checksum: string; open
   size: facts.size,
   openSize: facts.openSize,
 });
-
-/**
- * The whole repodata in memory, in one piece per document. `timestamp` (seconds) is used for
- * every record and, unless given, as the revision, so the same input and time give
- * byte-identical output. The service streams instead (rpm-index-writer.ts); this is for small
- * repositories built at once.
- */
-export async function buildRepodata(chunks: readonly PackageChunks[], options: { timestamp: number; revision?: string }): Promise<Repodata> {
-  const files: RepodataFile[] = [];
-  const records: RepomdRecord[] = [];
-  for (const type of DOCUMENT_TYPES) {
-    const { document, bytes: head } = await GzipXmlDocument.begin(type);
-    const body = chunks.length > 0 ? await document.add(chunks.map((c) => c[type]).join('')) : Buffer.alloc(0);
-    const { bytes: tail, facts } = await document.finish();
-    const record = repomdRecord(type, facts, options.timestamp);
-    files.push({ path: record.href, data: Buffer.concat([head, body, tail]) });
-    records.push(record);
-  }
-  return { files, records, repomd: repomdXml(options.revision ?? String(options.timestamp), records) };
-}

@@ -6,7 +6,9 @@ import { basename, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { gunzipSync } from 'node:zlib';
-import { assembleDocuments, buildRepodata, packageChunks, type PackageChunks } from '../../../../src/domain/repo/rpm/assemble.js';
+import { assembleDocuments, packageChunks, repomdRecord, type PackageChunks } from '../../../../src/domain/repo/rpm/assemble.js';
+import { DOCUMENT_TYPES, GzipXmlDocument } from '../../../../src/domain/repo/rpm/gzip-document.js';
+import { repomdXml, type RepomdRecord } from '../../../../src/domain/repo/rpm/repomd.js';
 import { readRpmPackage } from '../../../../src/domain/rpm/reader.js';
 import { buildRpms, type RpmSpec } from '../../../../harness/rpms.js';
 import { makeTempDir } from '../../../helpers/tmp.js';
@@ -147,6 +149,24 @@ function rawChunks(doc: string, type: string): Map<string, string> {
 
 function packageId(el: XmlElement, type: string): string {
   return type === 'primary' ? child(el, 'checksum').text : el.attrs.pkgid!;
+}
+
+/**
+ * The repodata of `chunks` in memory, one piece per document, timestamped `timestamp` (also the
+ * revision): what the service's writer streams to disk, built at once for a small repository.
+ */
+async function buildRepodata(chunks: readonly PackageChunks[], options: { timestamp: number }): Promise<{ files: { path: string; data: Buffer }[]; repomd: string }> {
+  const files: { path: string; data: Buffer }[] = [];
+  const records: RepomdRecord[] = [];
+  for (const type of DOCUMENT_TYPES) {
+    const { document, bytes: head } = await GzipXmlDocument.begin(type);
+    const body = chunks.length > 0 ? await document.add(chunks.map((c) => c[type]).join('')) : Buffer.alloc(0);
+    const { bytes: tail, facts } = await document.finish();
+    const record = repomdRecord(type, facts, options.timestamp);
+    files.push({ path: record.href, data: Buffer.concat([head, body, tail]) });
+    records.push(record);
+  }
+  return { files, repomd: repomdXml(String(options.timestamp), records) };
 }
 
 describe('RPM repodata', () => {
