@@ -5,6 +5,7 @@
  */
 import * as openpgp from 'openpgp';
 import { DomainError } from '../../domain/errors.js';
+import { armoredSignature, BINARY_SIGNATURE, clearSignedMessage, NativeRsaSigningKey, TEXT_SIGNATURE } from './native-rsa.js';
 import type { KeyInfo, Signer } from './signer.js';
 
 /** OpenPGP.js settings for every operation: v4 keys, strong hashes only. */
@@ -23,7 +24,12 @@ export class OpenPgpSigner implements Signer {
   readonly publicKeyArmored: string;
   readonly publicKeyBinary: Uint8Array;
 
-  private constructor(private readonly key: openpgp.PrivateKey, info: KeyInfo) {
+  private constructor(
+    private readonly key: openpgp.PrivateKey,
+    info: KeyInfo,
+    /** RSA keys sign through node:crypto (native-rsa.ts); other keys, and streams, through OpenPGP.js. */
+    private readonly native: NativeRsaSigningKey | null,
+  ) {
     this.fingerprint = info.fingerprint;
     this.keyId = info.keyId;
     this.userIds = info.userIds;
@@ -44,7 +50,19 @@ export class OpenPgpSigner implements Signer {
     } catch {
       throw new DomainError('unavailable', 'signing_key_locked', `cannot unlock signing key ${locked.getFingerprint().toUpperCase()}`);
     }
-    return new OpenPgpSigner(key, await describeKey(key));
+    const signing = await key.getSigningKey().catch(() => null);
+    const native = signing
+      ? NativeRsaSigningKey.from({ algorithm: signing.getAlgorithmInfo().algorithm, fingerprint: signing.getFingerprint(), packet: signing.keyPacket })
+      : null;
+    return new OpenPgpSigner(key, await describeKey(key), native);
+  }
+
+  /**
+   * The native signer while the key is valid. An expired key goes through OpenPGP.js, which
+   * refuses it with its usual error.
+   */
+  private nativeKey(): NativeRsaSigningKey | null {
+    return this.native && (!this.expires || Date.now() < this.expires.getTime()) ? this.native : null;
   }
 
   async clearSign(text: string): Promise<string> {
@@ -74,6 +92,11 @@ export class OpenPgpSigner implements Signer {
       const [inRelease, releaseGpg] = await Promise.all([this.clearSign(text), this.detachedSign(text)]);
       return { inRelease, releaseGpg };
     }
+    const native = this.nativeKey();
+    if (native) {
+      const releaseGpg = armoredSignature(await native.signaturePacket(Buffer.from(text.replace(/\n/g, '\r\n')), TEXT_SIGNATURE));
+      return { inRelease: clearSignedMessage(text, releaseGpg), releaseGpg };
+    }
     const message = await openpgp.createCleartextMessage({ text });
     const signed = await openpgp.sign({ message, signingKeys: this.key, config: OPENPGP_CONFIG });
     const lf = signed.replace(/\r\n/g, '\n');
@@ -85,12 +108,16 @@ export class OpenPgpSigner implements Signer {
   async detachedSign(data: Uint8Array | string): Promise<string> {
     // Binary mode (sig class 0x00) so the exact bytes are signed, as `gpg --detach-sign` does.
     const binary = typeof data === 'string' ? new TextEncoder().encode(data) : data;
+    const native = this.nativeKey();
+    if (native) return armoredSignature(await native.signaturePacket(binary, BINARY_SIGNATURE));
     const message = await openpgp.createMessage({ binary });
     const sig = await openpgp.sign({ message, signingKeys: this.key, detached: true, format: 'armored', config: OPENPGP_CONFIG });
     return sig.endsWith('\n') ? sig : `${sig}\n`;
   }
 
   async detachedSignBinary(data: Uint8Array | ReadableStream<Uint8Array>): Promise<Uint8Array> {
+    const native = data instanceof Uint8Array ? this.nativeKey() : null;
+    if (native) return native.signaturePacket(data as Uint8Array, BINARY_SIGNATURE);
     const message = await openpgp.createMessage({ binary: data });
     const sig: Uint8Array | ReadableStream<Uint8Array> = await openpgp.sign({ message, signingKeys: this.key, detached: true, format: 'binary', config: OPENPGP_CONFIG });
     return sig instanceof Uint8Array ? sig : readAll(sig);

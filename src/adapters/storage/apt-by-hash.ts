@@ -4,7 +4,7 @@
  * its file name by a hard link, and pruned once no recent generation names it. Shared by the
  * index files (apt-index-files.ts) and the Contents files (apt-contents-files.ts).
  */
-import { copyFile, link, mkdir, readdir, readFile, rename, stat, utimes } from 'node:fs/promises';
+import { copyFile, link, mkdir, readdir, readFile, rename, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fsyncDir, isErrno, openCutCopy, removeFile, tempPathFor, writeFileAtomic } from './atomic.js';
 import type { ContentDigests } from './hash-stream.js';
@@ -46,9 +46,8 @@ export async function placeObject(indexDir: string, tmp: string, d: ContentDiges
   const object = objectPath(indexDir, d);
   await inFolder(object, () => rename(tmp, object));
   await Promise.all(paths.filter((path) => path !== object).map((path) => inFolder(path, () => linkAs(object, path))));
-  // The names are hard links to one inode: touching one marks the object as fresh for the sweep.
-  const now = new Date();
-  await utimes(object, now, now);
+  // No touch for the sweep: the rename put a new inode in place, written just now (an object
+  // that existed with these digests is replaced, not kept), so its mtime is already fresh.
   return object;
 }
 

@@ -18,7 +18,7 @@ import { packagesIndex } from '../../domain/repo/apt/stanza.js';
 import type { Signer } from '../signing/signer.js';
 import { pruneByHash } from './apt-by-hash.js';
 import { appendToIndex, writeFullIndex, writtenVariants, type AptIndexState, type IndexFileOptions, type StagedWrite } from './apt-index-files.js';
-import { replaceFilesAtomic } from './atomic.js';
+import { stageFiles } from './atomic.js';
 import { appendContents, contentsReleaseEntries, exposeContents, writeContentsFile } from './apt-contents-files.js';
 import { Demultiplexer } from './demultiplexer.js';
 import type { XzOptions } from './xz.js';
@@ -88,7 +88,7 @@ export interface AptPublishOptions {
 export interface AptPublishResult {
   release: string;
   files: ReleaseFileEntry[];
-  /** compress: index files written (a full publish) or only compressed and hashed (an append); sign: signing, and an append's index files written meanwhile; write: Release, Release.gpg, InRelease. */
+  /** compress: index files written (a full publish) or only compressed and hashed (an append); sign: signing and writing the Release files under temporary names, an append's index files written meanwhile; write: Release, Release.gpg, InRelease switched in. */
   timings: { build: number; compress: number; sign: number; write: number; total: number };
   /** Keep it for `appendAptDistribution`. */
   state: AptDistributionState;
@@ -317,15 +317,22 @@ async function release(
     acquireByHash: true,
     files,
   });
-  const [{ inRelease, releaseGpg }] = await Promise.all([o.signer.signRelease(text), writing]);
-  const t3 = performance.now();
-  // The three are written and fsynced side by side, then switched (InRelease last) under one
-  // folder fsync: each name is the old file or the new one, and every file they name is on disk.
-  await replaceFilesAtomic(l.distDir, [
+  // Signed, and the three written under temporary names, while the index files are written; then
+  // switched in (InRelease last) under one folder fsync: each name is the old file or the new one,
+  // and every file they name is on disk.
+  const staging = o.signer.signRelease(text).then(({ inRelease, releaseGpg }) => stageFiles(l.distDir, [
     { name: 'Release', data: text },
     { name: 'Release.gpg', data: releaseGpg },
     { name: 'InRelease', data: inRelease },
-  ], { noSync: o.sync === false });
+  ], { noSync: o.sync === false, parentMustExist: true }));
+  const [staged, written] = await Promise.allSettled([staging, writing]);
+  if (written.status === 'rejected') {
+    if (staged.status === 'fulfilled') await staged.value.discard();
+    throw written.reason;
+  }
+  if (staged.status === 'rejected') throw staged.reason;
+  const t3 = performance.now();
+  await staged.value.commit();
   const t4 = performance.now();
   const prune = { keep: o.keepGenerations ?? 3, minAgeSeconds: o.byHashMinAgeSeconds ?? 60, maxKept: o.maxKeptGenerations ?? 20, sweep: mode === 'full' };
   return {

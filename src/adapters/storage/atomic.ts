@@ -41,29 +41,56 @@ export function writeFileAtomic(path: string, data: string | Uint8Array, options
 }
 
 /**
- * Replaces several files of one folder, each atomically, in the given order, with one folder
- * fsync for all: the contents are written and fsynced side by side first, so no name is switched
- * before every new file is whole on disk.
+ * Replaces several files of one folder, each atomically, with one folder fsync for all: the
+ * contents are written and fsynced side by side first, so no name is switched before every new
+ * file is whole on disk. The last file is switched after all the others (InRelease, repomd.xml:
+ * the one that makes the rest current).
  */
 export async function replaceFilesAtomic(dir: string, files: ReadonlyArray<{ name: string; data: string | Uint8Array }>, options: AtomicWriteOptions = {}): Promise<void> {
+  const staged = await stageFiles(dir, files, options);
+  await staged.commit();
+}
+
+/** New files written under temporary names, not yet in place: `commit` switches them in, `discard` drops them. */
+export interface StagedFiles {
+  commit(): Promise<void>;
+  discard(): Promise<void>;
+}
+
+/**
+ * The first half of `replaceFilesAtomic`, for a caller with other writes to finish before the
+ * switch (Release files signed while the index files they name are still being written).
+ */
+export async function stageFiles(dir: string, files: ReadonlyArray<{ name: string; data: string | Uint8Array }>, options: AtomicWriteOptions = {}): Promise<StagedFiles> {
   if (!options.parentMustExist) await mkdir(dir, { recursive: true });
   const temps = files.map((f) => tempPathFor(join(dir, f.name)));
-  try {
-    await Promise.all(files.map(async (f, i) => {
-      const handle = await open(temps[i]!, 'wx', options.mode ?? 0o644);
-      try {
-        await handle.writeFile(f.data);
-        if (!options.noSync) await handle.sync();
-      } finally {
-        await handle.close();
-      }
-    }));
-    for (const [i, f] of files.entries()) await rename(temps[i]!, join(dir, f.name));
-  } catch (err) {
-    await Promise.all(temps.map((t) => removeFile(t)));
-    throw err;
+  const discard = () => Promise.all(temps.map((t) => removeFile(t))).then(() => undefined);
+  const written = await Promise.allSettled(files.map(async (f, i) => {
+    const handle = await open(temps[i]!, 'wx', options.mode ?? 0o644);
+    try {
+      await handle.writeFile(f.data);
+      if (!options.noSync) await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  }));
+  const failed = written.find((r) => r.status === 'rejected');
+  if (failed) {
+    await discard();
+    throw failed.reason;
   }
-  if (!options.noSync) await fsyncDir(dir);
+  const commit = async () => {
+    const rest = files.length - 1;
+    try {
+      await Promise.all(files.slice(0, rest).map((f, i) => rename(temps[i]!, join(dir, f.name))));
+      if (rest >= 0) await rename(temps[rest]!, join(dir, files[rest]!.name));
+    } catch (err) {
+      await discard();
+      throw err;
+    }
+    if (!options.noSync) await fsyncDir(dir);
+  };
+  return { commit, discard };
 }
 
 /**

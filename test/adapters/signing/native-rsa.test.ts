@@ -1,0 +1,114 @@
+import assert from 'node:assert/strict';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import * as openpgp from 'openpgp';
+import { armoredSignature } from '../../../src/adapters/signing/native-rsa.js';
+import { OPENPGP_CONFIG, OpenPgpSigner } from '../../../src/adapters/signing/openpgp-signer.js';
+import { makeTempDir } from '../../helpers/tmp.js';
+import { gpgv, listPackets } from './gpg-tools.js';
+
+const RELEASE = 'Origin: Tollgate\nLabel: Tollgate\nCodename: jammy\nDate: Sat, 28 Nov 2026 04:00:00 UTC\nSHA256:\n 0123abcd 1234 main/binary-amd64/Packages\n';
+
+/** An RSA key whose signing is done by a subkey (as many operators' imported keys are). */
+async function rsaKeyWithSigningSubkey(options: { date?: Date; keyExpirationTime?: number } = {}) {
+  const { privateKey, publicKey } = await openpgp.generateKey({
+    type: 'rsa', rsaBits: 3072, userIDs: [{ name: 'Native RSA', email: 'rsa@example.com' }], passphrase: 'pw',
+    subkeys: [{ sign: true }], format: 'armored', config: { v6Keys: false }, ...options,
+  });
+  const signingSubkey = await (await openpgp.readKey({ armoredKey: publicKey })).getSigningKey(undefined, options.date);
+  return { privateKey, publicKey, signingFingerprint: signingSubkey.getFingerprint().toUpperCase() };
+}
+
+describe('RSA signatures made by node:crypto (native-rsa.ts)', () => {
+  let dir: string;
+  let cleanup: () => Promise<void>;
+  let signer: OpenPgpSigner;
+  let publicKey: string;
+  let signingFingerprint: string;
+  let keyring: string;
+  before(async () => {
+    ({ dir, cleanup } = await makeTempDir());
+    const key = await rsaKeyWithSigningSubkey();
+    ({ publicKey, signingFingerprint } = key);
+    signer = await OpenPgpSigner.fromArmored(key.privateKey, 'pw');
+    keyring = join(dir, 'keyring.gpg');
+    await writeFile(keyring, signer.publicKeyBinary);
+  });
+  after(() => cleanup());
+
+  it('signs a Release once: gpgv accepts InRelease and Release.gpg, the packet is gpg-shaped, by the signing subkey, with SHA-512', async () => {
+    const signed = await signer.signRelease(RELEASE);
+    const paths = { release: join(dir, 'Release'), inRelease: join(dir, 'InRelease'), releaseGpg: join(dir, 'Release.gpg') };
+    await writeFile(paths.release, RELEASE);
+    await writeFile(paths.inRelease, signed.inRelease);
+    await writeFile(paths.releaseGpg, signed.releaseGpg);
+    for (const files of [[paths.inRelease], [paths.releaseGpg, paths.release]]) {
+      const result = gpgv(keyring, ...files);
+      assert.equal(result.status, 0, result.stderr);
+      assert.match(result.stderr, /Good signature from "Native RSA <rsa@example.com>"/);
+    }
+    assert.ok(signed.inRelease.endsWith(signed.releaseGpg));
+    const packets = listPackets(paths.releaseGpg);
+    assert.match(packets, /signature packet: algo 1, keyid /);
+    assert.match(packets, /sigclass 0x01/);
+    assert.match(packets, /digest algo 10/);
+    assert.match(packets, new RegExp(`hashed subpkt 33 len 21 \\(issuer fpr v4 ${signingFingerprint}\\)`));
+    assert.match(packets, /critical hashed subpkt 2 len 4 \(sig created/);
+    // What tells this path from OpenPGP.js's: the key id is not hashed, and there is no salt notation.
+    assert.match(packets, /\n\tsubpkt 16 len 8 \(issuer key ID /);
+    assert.doesNotMatch(packets, /notation/);
+    await writeFile(paths.release, RELEASE.replace('jammy', 'noble'));
+    assert.notEqual(gpgv(keyring, paths.releaseGpg, paths.release).status, 0);
+    await writeFile(paths.inRelease, signed.inRelease.replace('jammy', 'noble'));
+    assert.notEqual(gpgv(keyring, paths.inRelease).status, 0);
+  });
+
+  it('writes InRelease exactly as OpenPGP.js does but for the signature, and OpenPGP.js verifies it and reads back the whole Release', async () => {
+    const text = `${RELEASE}-dash: a line starting with a dash\n`;
+    const signed = await signer.signRelease(text);
+    const key = await openpgp.decryptKey({ privateKey: await openpgp.readPrivateKey({ armoredKey: (await rsaKeyWithSigningSubkey()).privateKey }), passphrase: 'pw' });
+    const reference = (await openpgp.sign({ message: await openpgp.createCleartextMessage({ text }), signingKeys: key, config: OPENPGP_CONFIG })).replace(/\r\n/g, '\n');
+    const beforeArmor = (s: string) => s.slice(0, s.indexOf('-----BEGIN PGP SIGNATURE-----'));
+    assert.equal(beforeArmor(signed.inRelease), beforeArmor(reference));
+    assert.ok(signed.inRelease.includes('\n- -dash: a line'));
+    const message = await openpgp.readCleartextMessage({ cleartextMessage: signed.inRelease });
+    assert.equal(message.getText(), text);
+    const verified = await openpgp.verify({ message, verificationKeys: await openpgp.readKey({ armoredKey: publicKey }), expectSigned: true, config: OPENPGP_CONFIG });
+    assert.equal(verified.data, text);
+  });
+
+  it('makes binary detached signatures (repomd.xml.asc, RPM headers) that gpgv and OpenPGP.js accept', async () => {
+    const data = Buffer.from([0, 1, 2, 0xff, 0x0d, 0x0a, 0x0a]);
+    const dataPath = join(dir, 'data.bin');
+    await writeFile(dataPath, data);
+    const armored = await signer.detachedSign(data);
+    await writeFile(join(dir, 'data.asc'), armored);
+    const binary = await signer.detachedSignBinary(new Uint8Array(data));
+    await writeFile(join(dir, 'data.sig'), binary);
+    // The armor is OpenPGP.js's, checksum included (GnuPG needs it when the base64 ends unpadded).
+    assert.equal(armoredSignature(binary), (await openpgp.readSignature({ binarySignature: binary })).armor());
+    for (const sig of ['data.asc', 'data.sig']) {
+      const result = gpgv(keyring, join(dir, sig), dataPath);
+      assert.equal(result.status, 0, result.stderr);
+      assert.match(listPackets(join(dir, sig)), /sigclass 0x00[\s\S]*digest algo 10/);
+    }
+    const verified = await openpgp.verify({
+      message: await openpgp.createMessage({ binary: data }),
+      signature: await openpgp.readSignature({ binarySignature: binary }),
+      verificationKeys: await openpgp.readKey({ armoredKey: publicKey }),
+      expectSigned: true,
+    });
+    assert.equal(verified.signatures.length, 1);
+    await writeFile(dataPath, Buffer.concat([data, Buffer.from([1])]));
+    assert.notEqual(gpgv(keyring, join(dir, 'data.sig'), dataPath).status, 0);
+  });
+
+  it('refuses to sign with an expired key, as OpenPGP.js did', async () => {
+    const expired = await rsaKeyWithSigningSubkey({ date: new Date(Date.now() - 2 * 86_400_000), keyExpirationTime: 86_400 });
+    const old = await OpenPgpSigner.fromArmored(expired.privateKey, 'pw');
+    assert.ok(old.expires && old.expires.getTime() < Date.now());
+    await assert.rejects(() => old.signRelease(RELEASE));
+    await assert.rejects(() => old.detachedSign('data'));
+  });
+});
