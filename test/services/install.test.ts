@@ -17,12 +17,16 @@ import { makeTempDir } from '../helpers/tmp.js';
 let dir: string;
 let cleanup: () => Promise<void>;
 
-// Each call leaves <n>.<program>.args (NUL-separated arguments) and, for tee, <n>.tee.data.
+// Each call leaves <n>.<program>.args (NUL-separated arguments) and, for tee, <n>.tee.data. The
+// two sides of `curl … | tee …` start in either order: tee takes its number only once it has read
+// all its input, so after curl has recorded its call (a shared count had given both the same
+// number, or tee the first, on a loaded machine).
 const RECORDER = `#!/bin/sh
-n=$(ls "$REC" | wc -l)
 name=$(basename "$0")
+if [ "$name" = tee ]; then data=$(mktemp "$REC/.data.XXXXXX"); cat > "$data"; fi
+n=$(ls "$REC" | grep -c '\\.args$')
 printf '%s\\0' "$@" > "$REC/$n.$name.args"
-if [ "$name" = tee ]; then cat > "$REC/$n.tee.data"; fi
+if [ "$name" = tee ]; then mv "$data" "$REC/$n.tee.data"; fi
 if [ "$name" = curl ]; then printf 'KEYDATA'; fi
 exit 0
 `;
