@@ -28,7 +28,7 @@ export class OpenPgpSigner implements Signer {
     private readonly key: openpgp.PrivateKey,
     info: KeyInfo,
     /** RSA keys sign through node:crypto (native-rsa.ts); other keys, and streams, through OpenPGP.js. */
-    private readonly native: NativeRsaSigningKey | null,
+    private readonly native: { key: NativeRsaSigningKey; until: number } | null,
   ) {
     this.fingerprint = info.fingerprint;
     this.keyId = info.keyId;
@@ -50,19 +50,15 @@ export class OpenPgpSigner implements Signer {
     } catch {
       throw new DomainError('unavailable', 'signing_key_locked', `cannot unlock signing key ${locked.getFingerprint().toUpperCase()}`);
     }
-    const signing = await key.getSigningKey().catch(() => null);
-    const native = signing
-      ? NativeRsaSigningKey.from({ algorithm: signing.getAlgorithmInfo().algorithm, fingerprint: signing.getFingerprint(), packet: signing.keyPacket })
-      : null;
-    return new OpenPgpSigner(key, await describeKey(key), native);
+    return new OpenPgpSigner(key, await describeKey(key), await nativeSigningKey(key));
   }
 
   /**
-   * The native signer while the key is valid. An expired key goes through OpenPGP.js, which
-   * refuses it with its usual error.
+   * The native signer while the signing key is valid. Past its expiry (or its primary key's)
+   * signing goes through OpenPGP.js, which refuses it with its usual error.
    */
   private nativeKey(): NativeRsaSigningKey | null {
-    return this.native && (!this.expires || Date.now() < this.expires.getTime()) ? this.native : null;
+    return this.native && Date.now() < this.native.until ? this.native.key : null;
   }
 
   async clearSign(text: string): Promise<string> {
@@ -122,6 +118,18 @@ export class OpenPgpSigner implements Signer {
     const sig: Uint8Array | ReadableStream<Uint8Array> = await openpgp.sign({ message, signingKeys: this.key, detached: true, format: 'binary', config: OPENPGP_CONFIG });
     return sig instanceof Uint8Array ? sig : readAll(sig);
   }
+}
+
+/** The key OpenPGP.js would sign with (the primary key or a signing subkey), for node:crypto, with when it expires. */
+async function nativeSigningKey(key: openpgp.PrivateKey): Promise<{ key: NativeRsaSigningKey; until: number } | null> {
+  const signing = await key.getSigningKey().catch(() => null);
+  if (!signing) return null;
+  const native = NativeRsaSigningKey.from({ algorithm: signing.getAlgorithmInfo().algorithm, fingerprint: signing.getFingerprint(), packet: signing.keyPacket });
+  if (!native) return null;
+  const expiries = await Promise.all([key.getExpirationTime(), signing.getExpirationTime()]);
+  // Date, Infinity (never), or null (no valid self-signature, which getSigningKey would have refused).
+  const until = Math.min(...expiries.map((e) => (e instanceof Date ? e.getTime() : e === Infinity ? Infinity : 0)));
+  return { key: native, until };
 }
 
 /** A streamed input gives a streamed signature: the packet comes once the input is consumed. */

@@ -104,6 +104,22 @@ describe('RSA signatures made by node:crypto (native-rsa.ts)', () => {
     assert.notEqual(gpgv(keyring, join(dir, 'data.sig'), dataPath).status, 0);
   });
 
+  it('once its signing subkey has expired, signs as OpenPGP.js does: with the primary key', async (t) => {
+    const { privateKey, publicKey: pub } = await openpgp.generateKey({
+      type: 'rsa', rsaBits: 3072, userIDs: [{ name: 'Short subkey', email: 'rsa@example.com' }], passphrase: 'pw',
+      subkeys: [{ sign: true, keyExpirationTime: 3600 }], format: 'armored', config: { v6Keys: false },
+    });
+    const primary = (await openpgp.readKey({ armoredKey: pub })).getFingerprint().toUpperCase();
+    const short = await OpenPgpSigner.fromArmored(privateKey, 'pw');
+    const signed = join(dir, 'short.asc');
+    await writeFile(signed, await short.detachedSign('data'));
+    assert.doesNotMatch(listPackets(signed), new RegExp(`issuer fpr v4 ${primary}`), 'the subkey signs while valid');
+    t.mock.timers.enable({ apis: ['Date'], now: Date.now() + 2 * 3600_000 });
+    await writeFile(signed, await short.detachedSign('data'));
+    t.mock.timers.reset();
+    assert.match(listPackets(signed), new RegExp(`issuer fpr v4 ${primary}`));
+  });
+
   it('refuses to sign with an expired key, as OpenPGP.js did', async () => {
     const expired = await rsaKeyWithSigningSubkey({ date: new Date(Date.now() - 2 * 86_400_000), keyExpirationTime: 86_400 });
     const old = await OpenPgpSigner.fromArmored(expired.privateKey, 'pw');
