@@ -112,8 +112,8 @@ export class OpenPgpSigner implements Signer {
   }
 
   async detachedSignBinary(data: Uint8Array | ReadableStream<Uint8Array>): Promise<Uint8Array> {
-    const native = data instanceof Uint8Array ? this.nativeKey() : null;
-    if (native) return native.signaturePacket(data as Uint8Array, BINARY_SIGNATURE);
+    const native = this.nativeKey();
+    if (native && data instanceof Uint8Array) return native.signaturePacket(data, BINARY_SIGNATURE);
     const message = await openpgp.createMessage({ binary: data });
     const sig: Uint8Array | ReadableStream<Uint8Array> = await openpgp.sign({ message, signingKeys: this.key, detached: true, format: 'binary', config: OPENPGP_CONFIG });
     return sig instanceof Uint8Array ? sig : readAll(sig);
