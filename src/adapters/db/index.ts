@@ -23,6 +23,7 @@ import * as m0014 from './migrations/0014-index-order.js';
 import * as m0015 from './migrations/0015-catalog-generation.js';
 import * as m0016 from './migrations/0016-catalog-generation-answers.js';
 import * as m0017 from './migrations/0017-search-statistics.js';
+import * as m0018 from './migrations/0018-index-totals.js';
 
 export type Db = Kysely<Database>;
 export type DbDialect = 'sqlite' | 'postgres';
@@ -52,7 +53,13 @@ const migrations: Record<string, Migration> = {
   '0015-catalog-generation': m0015,
   '0016-catalog-generation-answers': m0016,
   '0017-search-statistics': m0017,
+  '0018-index-totals': m0018,
 };
+
+/** The migrations up to and including `last`: a database as that release left it (for migration tests). */
+export function migrationsUpTo(last: string): Record<string, Migration> {
+  return Object.fromEntries(Object.entries(migrations).filter(([name]) => name <= last));
+}
 
 class StaticMigrationProvider implements MigrationProvider {
   async getMigrations(): Promise<Record<string, Migration>> {

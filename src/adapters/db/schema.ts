@@ -2,6 +2,7 @@
  * Table row types. Both dialects store timestamps as ISO-8601 text, booleans as 0/1 integers
  * and structured values as JSON text, so one query code serves SQLite and PostgreSQL.
  */
+import type { Generated } from 'kysely';
 import type { PackageFormat, PackageStatus } from '../../domain/distributions.js';
 import type { Role } from '../../domain/roles.js';
 import type { StoredCveStatus } from '../../domain/security/policy.js';
@@ -93,6 +94,10 @@ export interface DistributionsTable {
   definition: string | null;
   /** Set when the distribution was retired: no longer served, published or uploaded to. */
   retired_at: string | null;
+  /** The index totals (migration 0018, kept by triggers): packages listed, the sum of their `seq`, and of `seq % 65521`. */
+  indexed_count: Generated<number>;
+  indexed_sum: Generated<number>;
+  indexed_mod: Generated<number>;
 }
 
 /** One row (id 1): grows with every committed change to what the listings count, order or show (migrations 0015, 0016). */
