@@ -118,6 +118,9 @@ export class UploadService {
     }
     const deps: PipelineDeps = { ...this.deps, uploadedBy: input.user, onAdmitted: input.onAdmitted };
     const signature = signatureStep(deps);
+    const durable = Promise.all([input.file.durable, ...(input.sourceFiles ?? []).map((f) => f.file.durable)]);
+    // Admission awaits it; an upload rejected before never does.
+    durable.catch(() => undefined);
     const state: UploadState = {
       distribution,
       component,
@@ -141,6 +144,7 @@ export class UploadService {
         path: file.path,
         facts: { size: file.size, md5: file.md5, sha1: file.sha1, sha256: file.sha256, sha512: file.sha512 },
       })),
+      durable,
     };
     try {
       const steps = [formatStep(deps), provenanceStep(deps), antivirusStep(deps), cveStep(deps), signature, dependenciesStep(deps)];
@@ -156,11 +160,12 @@ export class UploadService {
         return { httpStatus: 200, body: storedResult(row!), packageId: row!.id };
       }
       const storedId = state.storedPackageId;
-      if (storedId) {
-        await updatePackagePipeline(this.deps.db, storedId, JSON.stringify(run.steps), JSON.stringify(state.reasons));
-      }
       const body = this.answer(state, run.steps);
-      await this.record(input, body);
+      // The step record and the audit entry side by side: the entry's fsync overlaps the row's update.
+      await Promise.all([
+        storedId ? updatePackagePipeline(this.deps.db, storedId, JSON.stringify(run.steps), JSON.stringify(state.reasons)) : null,
+        this.record(input, body),
+      ]);
       if (storedId) {
         for (const listener of this.storedListeners) {
           await listener({ packageId: storedId, body, user: input.user }).catch((err: unknown) => this.deps.log.error({ err, package: body.name }, 'upload listener failed'));

@@ -120,5 +120,28 @@ for (const backend of backends()) {
       const held = await admitPackage(deps(), inNoble, 'pending_review', null);
       assert.equal(held.kind, 'stored');
     });
+
+    it('moves the upload into the store only once its background fsync is done', async () => {
+      const state = await validated('adm-durable', '1.5.0+ds1-1+b4');
+      let synced!: () => void;
+      state.durable = new Promise<void>((resolve) => { synced = resolve; });
+      const admitting = admitPackage(deps(), state, 'published', null);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.equal(await t.ctx.repo.files.has(state.file.sha256), false, 'nothing stored while the fsync runs');
+      assert.equal(existsSync(state.path), true);
+      synced();
+      const admission = await admitting;
+      assert.equal(admission.kind, 'stored');
+      assert.equal(await t.ctx.repo.files.has(state.file.sha256), true);
+
+      // A failed fsync fails the admission: no row, nothing stored.
+      const failing = await validated('adm-not-durable', '2.0-1');
+      failing.durable = Promise.reject(Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' }));
+      failing.durable.catch(() => undefined); // as the upload service marks it: handled, rejecting when awaited
+      await assert.rejects(admitPackage(deps(), failing, 'published', null), /EIO/);
+      assert.equal(await t.ctx.repo.files.has(failing.file.sha256), false);
+      const rows = await t.ctx.db.selectFrom('packages').select('id').where('name', '=', 'adm-not-durable').execute();
+      assert.equal(rows.length, 0);
+    });
   });
 }

@@ -6,7 +6,7 @@ import { createHash, type Hash } from 'node:crypto';
 import { mkdir, open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DomainError } from '../../domain/errors.js';
-import { removeFile, tempPathFor } from './atomic.js';
+import { isErrno, removeFile, tempPathFor } from './atomic.js';
 
 /** Size and hex digests of some content. */
 export interface ContentDigests {
@@ -20,6 +20,11 @@ export interface ContentDigests {
 /** A temp file holding hashed content; the caller moves it into place or deletes it. */
 export interface HashedTempFile extends ContentDigests {
   path: string;
+  /**
+   * With `sync: 'background'`: settles once the content is on disk (rejects if the fsync failed).
+   * Await it before the file is moved where a crash must not lose it. Absent otherwise.
+   */
+  durable?: Promise<void>;
 }
 
 /** Options for `hashStream`. */
@@ -28,8 +33,12 @@ export interface HashStreamOptions {
   tempDir: string;
   /** Refuse content larger than this (DomainError `too_large` / `file_too_large`); the temp file is removed. */
   maxBytes?: number;
-  /** fsync the temp file before returning (default true). */
-  sync?: boolean;
+  /**
+   * fsync the temp file before returning (true, the default), not at all (false), or in the
+   * background ('background': the result's `durable` tells when it is done), so that the wait
+   * for the disk overlaps whatever the caller does next with the content.
+   */
+  sync?: boolean | 'background';
 }
 
 const ALGORITHMS = ['md5', 'sha1', 'sha256', 'sha512'] as const;
@@ -38,12 +47,11 @@ const WRITE_BYTES = 1 << 20;
 
 /** Copy `source` to a new temp file under `tempDir`, computing size, MD5, SHA-1, SHA-256 and SHA-512. */
 export async function hashStream(source: AsyncIterable<Uint8Array | string>, options: HashStreamOptions): Promise<HashedTempFile> {
-  await mkdir(options.tempDir, { recursive: true });
   const path = tempPathFor(join(options.tempDir, 'upload'));
   const hashes = newHashes();
   const max = options.maxBytes ?? Number.MAX_SAFE_INTEGER;
   let size = 0;
-  const handle = await open(path, 'wx', 0o644);
+  const handle = await createTemp(path, options.tempDir);
   try {
     // Chunks are written WRITE_BYTES at a time: one thread-pool round trip per chunk (often 64 KiB) was ~14,000 for 900 MB.
     let pending: Uint8Array[] = [];
@@ -62,14 +70,31 @@ export async function hashStream(source: AsyncIterable<Uint8Array | string>, opt
       }
     }
     if (pendingBytes > 0) await writeAll(handle, pending, pendingBytes);
-    if (options.sync !== false) await handle.sync();
+    if (options.sync === true || options.sync === undefined) await handle.sync();
   } catch (err) {
     await handle.close().catch(() => undefined);
     await removeFile(path);
     throw err;
   }
+  if (options.sync === 'background') {
+    const durable = handle.sync().finally(() => handle.close());
+    // Awaited by whoever moves the file; one that is discarded before never asks.
+    durable.catch(() => undefined);
+    return { path, size, ...digestsOf(hashes), durable };
+  }
   await handle.close();
   return { path, size, ...digestsOf(hashes) };
+}
+
+/** Creates the temp file; its folder only when missing (it exists after the first upload: one call fewer per upload). */
+async function createTemp(path: string, dir: string): Promise<FileHandle> {
+  try {
+    return await open(path, 'wx', 0o644);
+  } catch (err) {
+    if (!isErrno(err, 'ENOENT')) throw err;
+    await mkdir(dir, { recursive: true });
+    return open(path, 'wx', 0o644);
+  }
 }
 
 /** Writes `chunks` (`total` bytes) at the file's position; writev may write part of them, then the rest follows. */

@@ -64,6 +64,11 @@ export interface UploadState {
    * format step checks those the .dsc names against it, and admission stores them with it.
    */
   sourceFiles?: SourceUploadFile[];
+  /**
+   * Settles once the temp files are on disk: their fsync runs while the steps read them, and
+   * admission waits for it before moving them into the store. Absent: they already are.
+   */
+  durable?: Promise<unknown>;
 }
 
 /** One extra file of a source upload, received into a temp file. */

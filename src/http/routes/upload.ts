@@ -69,7 +69,8 @@ async function readUploadForm(request: FastifyRequest, ctx: AppContext): Promise
         // Refused the moment the limit is passed: without this the parser drops the excess but
         // waits for the client to send all of it (up to the request timeout) before the 413.
         part.file.once('limit', () => part.file.destroy(Object.assign(new Error('file too large'), { code: 'FST_REQ_FILE_TOO_LARGE' })));
-        const received = await hashStream(part.file, { tempDir: ctx.repo.files.tempDir, maxBytes: budget });
+        // Its fsync runs in the background while the pipeline reads it; admission waits for it.
+        const received = await hashStream(part.file, { tempDir: ctx.repo.files.tempDir, maxBytes: budget, sync: 'background' });
         if (isSourceFile) sourceFiles.push({ name: part.filename ?? '', file: received });
         else file = received;
         budget -= received.size;

@@ -123,6 +123,8 @@ async function store(deps: Pick<PipelineDeps, 'db' | 'files'>, state: UploadStat
       });
     }
   }
+  // The upload's bytes are on disk before any name a crash must keep points at them.
+  await state.durable;
   if (status === 'quarantined') {
     await deps.files.quarantineTemp(served.path, row.sha256);
     for (const f of sourceFiles) await deps.files.quarantineTemp(tempOf.get(f.name)!, f.sha256);

@@ -128,4 +128,22 @@ describe('hashStream', () => {
       assert.deepEqual(await readdir(mount), [], `run ${run}`);
     }
   });
+
+  it("with sync 'background' answers before the fsync, which `durable` reports, and closes its file once done", async (t) => {
+    const { dir, cleanup } = await makeTempDir();
+    t.after(cleanup);
+    const data = pattern(BLOCK_BYTES + 5, 7);
+    const openFiles = async () => (await readdir('/proc/self/fd')).length;
+    const before = await openFiles();
+    const result = await hashStream(chunksOf(data, 64 * 1024), { tempDir: join(dir, 'tmp'), sync: 'background' });
+    assert.ok(result.durable instanceof Promise, 'a background sync gives a promise to wait for');
+    // Readable at once (the steps read it while the fsync runs).
+    assert.ok((await readFile(result.path)).equals(data));
+    assert.equal(result.sha256, digestOf('sha256', data));
+    await result.durable;
+    assert.equal(await openFiles(), before, 'the temp file is closed once synced');
+    // The default still syncs before answering, and says nothing more.
+    const inline = await hashStream(chunksOf(data, 64 * 1024), { tempDir: join(dir, 'tmp') });
+    assert.equal(inline.durable, undefined);
+  });
 });
