@@ -5,7 +5,7 @@
  */
 import * as openpgp from 'openpgp';
 import { DomainError } from '../../domain/errors.js';
-import { armoredSignature, BINARY_SIGNATURE, clearSignedMessage, NativeRsaSigningKey, TEXT_SIGNATURE } from './native-rsa.js';
+import { armoredSignature, BINARY_SIGNATURE, clearSignedMessage, NativeSigningKey, TEXT_SIGNATURE } from './native-signing.js';
 import type { KeyInfo, Signer } from './signer.js';
 
 /** OpenPGP.js settings for every operation: v4 keys, strong hashes only. */
@@ -27,8 +27,8 @@ export class OpenPgpSigner implements Signer {
   private constructor(
     private readonly key: openpgp.PrivateKey,
     info: KeyInfo,
-    /** RSA keys sign through node:crypto (native-rsa.ts); other keys, and streams, through OpenPGP.js. */
-    private readonly native: { key: NativeRsaSigningKey; until: number } | null,
+    /** RSA and Ed25519 keys sign through node:crypto (native-signing.ts); other keys, and streams, through OpenPGP.js. */
+    private readonly native: { key: NativeSigningKey; until: number } | null,
   ) {
     this.fingerprint = info.fingerprint;
     this.keyId = info.keyId;
@@ -57,7 +57,7 @@ export class OpenPgpSigner implements Signer {
    * The native signer while the signing key is valid. Past its expiry (or its primary key's)
    * signing goes through OpenPGP.js, which refuses it with its usual error.
    */
-  private nativeKey(): NativeRsaSigningKey | null {
+  private nativeKey(): NativeSigningKey | null {
     return this.native && Date.now() < this.native.until ? this.native.key : null;
   }
 
@@ -121,10 +121,10 @@ export class OpenPgpSigner implements Signer {
 }
 
 /** The key OpenPGP.js would sign with (the primary key or a signing subkey), for node:crypto, with when it expires. */
-async function nativeSigningKey(key: openpgp.PrivateKey): Promise<{ key: NativeRsaSigningKey; until: number } | null> {
+async function nativeSigningKey(key: openpgp.PrivateKey): Promise<{ key: NativeSigningKey; until: number } | null> {
   const signing = await key.getSigningKey().catch(() => null);
   if (!signing) return null;
-  const native = NativeRsaSigningKey.from({ algorithm: signing.getAlgorithmInfo().algorithm, fingerprint: signing.getFingerprint(), packet: signing.keyPacket });
+  const native = NativeSigningKey.from({ algorithm: signing.getAlgorithmInfo().algorithm, fingerprint: signing.getFingerprint(), packet: signing.keyPacket });
   if (!native) return null;
   const expiries = await Promise.all([key.getExpirationTime(), signing.getExpirationTime()]);
   // Date, Infinity (never), or null (no valid self-signature, which getSigningKey would have refused).

@@ -3,7 +3,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import * as openpgp from 'openpgp';
-import { armoredSignature } from '../../../src/adapters/signing/native-rsa.js';
+import { armoredSignature } from '../../../src/adapters/signing/native-signing.js';
 import { OPENPGP_CONFIG, OpenPgpSigner } from '../../../src/adapters/signing/openpgp-signer.js';
 import { makeTempDir } from '../../helpers/tmp.js';
 import { gpgv, listPackets } from './gpg-tools.js';
@@ -20,7 +20,7 @@ async function rsaKeyWithSigningSubkey(options: { date?: Date; keyExpirationTime
   return { privateKey, publicKey, signingFingerprint: signingSubkey.getFingerprint().toUpperCase() };
 }
 
-describe('RSA signatures made by node:crypto (native-rsa.ts)', () => {
+describe('RSA signatures made by node:crypto (native-signing.ts)', () => {
   let dir: string;
   let cleanup: () => Promise<void>;
   let signer: OpenPgpSigner;
@@ -127,4 +127,70 @@ describe('RSA signatures made by node:crypto (native-rsa.ts)', () => {
     await assert.rejects(() => old.signRelease(RELEASE));
     await assert.rejects(() => old.detachedSign('data'));
   });
+});
+
+describe('Ed25519 signatures made by node:crypto (native-signing.ts)', () => {
+  let dir: string;
+  let cleanup: () => Promise<void>;
+  before(async () => {
+    ({ dir, cleanup } = await makeTempDir());
+  });
+  after(() => cleanup());
+
+  /** A v4 Ed25519 key as the service generates it (keygen.ts), with its primary key or a subkey signing. */
+  const ed25519Key = (withSigningSubkey: boolean) => openpgp.generateKey({
+    type: 'ecc', curve: 'ed25519Legacy' as never, userIDs: [{ name: 'Native EdDSA', email: 'ed@example.com' }], passphrase: 'pw',
+    subkeys: withSigningSubkey ? [{ sign: true }] : [{}], format: 'armored', config: { v6Keys: false },
+  });
+
+  for (const withSigningSubkey of [false, true]) {
+    it(`signs Release and detached data with ${withSigningSubkey ? 'a signing subkey' : 'the primary key'}: gpgv and OpenPGP.js accept them, gpg-shaped EdDSA packets`, async () => {
+      const { privateKey, publicKey } = await ed25519Key(withSigningSubkey);
+      const signer = await OpenPgpSigner.fromArmored(privateKey, 'pw');
+      const signingFingerprint = (await (await openpgp.readKey({ armoredKey: publicKey })).getSigningKey()).getFingerprint().toUpperCase();
+      const keyring = join(dir, `keyring-${withSigningSubkey}.gpg`);
+      await writeFile(keyring, signer.publicKeyBinary);
+      const signed = await signer.signRelease(RELEASE);
+      const paths = { release: join(dir, 'Release'), inRelease: join(dir, 'InRelease'), releaseGpg: join(dir, 'Release.gpg') };
+      await writeFile(paths.release, RELEASE);
+      await writeFile(paths.inRelease, signed.inRelease);
+      await writeFile(paths.releaseGpg, signed.releaseGpg);
+      for (const files of [[paths.inRelease], [paths.releaseGpg, paths.release]]) {
+        const result = gpgv(keyring, ...files);
+        assert.equal(result.status, 0, result.stderr);
+        assert.match(result.stderr, /Good signature from "Native EdDSA <ed@example.com>"/);
+      }
+      const packets = listPackets(paths.releaseGpg);
+      assert.match(packets, /signature packet: algo 22, keyid /);
+      assert.match(packets, /digest algo 10/);
+      assert.match(packets, new RegExp(`hashed subpkt 33 len 21 \\(issuer fpr v4 ${signingFingerprint}\\)`));
+      // This path's mark (OpenPGP.js hashes the key id and adds a salt notation).
+      assert.match(packets, /\n\tsubpkt 16 len 8 \(issuer key ID /);
+      assert.doesNotMatch(packets, /notation/);
+      const message = await openpgp.readCleartextMessage({ cleartextMessage: signed.inRelease });
+      const verified = await openpgp.verify({ message, verificationKeys: await openpgp.readKey({ armoredKey: publicKey }), expectSigned: true, config: OPENPGP_CONFIG });
+      assert.equal(verified.data, RELEASE);
+      await writeFile(paths.inRelease, signed.inRelease.replace('jammy', 'noble'));
+      assert.notEqual(gpgv(keyring, paths.inRelease).status, 0);
+
+      // Many signatures: r or s with a leading zero byte (one in 256) is written as a shorter MPI, which gpgv and OpenPGP.js must still accept.
+      const data = Buffer.from('repomd');
+      const dataPath = join(dir, 'data.bin');
+      await writeFile(dataPath, data);
+      for (let i = 0; i < 3; i++) {
+        const binary = await signer.detachedSignBinary(new Uint8Array(data));
+        await writeFile(join(dir, 'data.sig'), binary);
+        assert.equal(gpgv(keyring, join(dir, 'data.sig'), dataPath).status, 0);
+      }
+      const manyOk = await Promise.all(Array.from({ length: 600 }, async () => {
+        const binary = await signer.detachedSignBinary(new Uint8Array(data));
+        const result = await openpgp.verify({
+          message: await openpgp.createMessage({ binary: data }), signature: await openpgp.readSignature({ binarySignature: binary }),
+          verificationKeys: await openpgp.readKey({ armoredKey: publicKey }), expectSigned: true,
+        }).then(() => true, () => false);
+        return result;
+      }));
+      assert.equal(manyOk.filter(Boolean).length, 600);
+    });
+  }
 });
