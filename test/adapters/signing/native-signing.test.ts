@@ -20,6 +20,24 @@ async function rsaKeyWithSigningSubkey(options: { date?: Date; keyExpirationTime
   return { privateKey, publicKey, signingFingerprint: signingSubkey.getFingerprint().toUpperCase() };
 }
 
+/**
+ * Signs RELEASE, writes Release, InRelease and Release.gpg into `dir`, and checks that gpgv
+ * accepts both forms as signed by `signedBy`; answers the paths and what was signed.
+ */
+async function signedReleaseFiles(signer: OpenPgpSigner, keyring: string, dir: string, signedBy: RegExp) {
+  const signed = await signer.signRelease(RELEASE);
+  const paths = { release: join(dir, 'Release'), inRelease: join(dir, 'InRelease'), releaseGpg: join(dir, 'Release.gpg') };
+  await writeFile(paths.release, RELEASE);
+  await writeFile(paths.inRelease, signed.inRelease);
+  await writeFile(paths.releaseGpg, signed.releaseGpg);
+  for (const files of [[paths.inRelease], [paths.releaseGpg, paths.release]]) {
+    const result = gpgv(keyring, ...files);
+    assert.equal(result.status, 0, result.stderr);
+    assert.match(result.stderr, signedBy);
+  }
+  return { signed, paths };
+}
+
 describe('RSA signatures made by node:crypto (native-signing.ts)', () => {
   let dir: string;
   let cleanup: () => Promise<void>;
@@ -38,16 +56,7 @@ describe('RSA signatures made by node:crypto (native-signing.ts)', () => {
   after(() => cleanup());
 
   it('signs a Release once: gpgv accepts InRelease and Release.gpg, the packet is gpg-shaped, by the signing subkey, with SHA-512', async () => {
-    const signed = await signer.signRelease(RELEASE);
-    const paths = { release: join(dir, 'Release'), inRelease: join(dir, 'InRelease'), releaseGpg: join(dir, 'Release.gpg') };
-    await writeFile(paths.release, RELEASE);
-    await writeFile(paths.inRelease, signed.inRelease);
-    await writeFile(paths.releaseGpg, signed.releaseGpg);
-    for (const files of [[paths.inRelease], [paths.releaseGpg, paths.release]]) {
-      const result = gpgv(keyring, ...files);
-      assert.equal(result.status, 0, result.stderr);
-      assert.match(result.stderr, /Good signature from "Native RSA <rsa@example.com>"/);
-    }
+    const { signed, paths } = await signedReleaseFiles(signer, keyring, dir, /Good signature from "Native RSA <rsa@example.com>"/);
     assert.ok(signed.inRelease.endsWith(signed.releaseGpg));
     const packets = listPackets(paths.releaseGpg);
     assert.match(packets, /signature packet: algo 1, keyid /);
@@ -150,16 +159,7 @@ describe('Ed25519 signatures made by node:crypto (native-signing.ts)', () => {
       const signingFingerprint = (await (await openpgp.readKey({ armoredKey: publicKey })).getSigningKey()).getFingerprint().toUpperCase();
       const keyring = join(dir, `keyring-${withSigningSubkey}.gpg`);
       await writeFile(keyring, signer.publicKeyBinary);
-      const signed = await signer.signRelease(RELEASE);
-      const paths = { release: join(dir, 'Release'), inRelease: join(dir, 'InRelease'), releaseGpg: join(dir, 'Release.gpg') };
-      await writeFile(paths.release, RELEASE);
-      await writeFile(paths.inRelease, signed.inRelease);
-      await writeFile(paths.releaseGpg, signed.releaseGpg);
-      for (const files of [[paths.inRelease], [paths.releaseGpg, paths.release]]) {
-        const result = gpgv(keyring, ...files);
-        assert.equal(result.status, 0, result.stderr);
-        assert.match(result.stderr, /Good signature from "Native EdDSA <ed@example.com>"/);
-      }
+      const { signed, paths } = await signedReleaseFiles(signer, keyring, dir, /Good signature from "Native EdDSA <ed@example.com>"/);
       const packets = listPackets(paths.releaseGpg);
       assert.match(packets, /signature packet: algo 22, keyid /);
       assert.match(packets, /digest algo 10/);
