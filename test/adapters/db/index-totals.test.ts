@@ -5,7 +5,7 @@ import { Migrator, type Migration } from 'kysely';
 import { migrateToLatest, migrationsUpTo, openDatabase, type Db } from '../../../src/adapters/db/index.js';
 import { indexFingerprint, insertDistributionIfMissing } from '../../../src/adapters/db/distributions.table.js';
 import { insertPackage, type PackageRow } from '../../../src/adapters/db/packages.table.js';
-import { INDEXED_STATUSES, PACKAGE_STATUSES, type PackageStatus } from '../../../src/domain/distributions.js';
+import { INDEXED_STATUSES, isIndexed, PACKAGE_STATUSES, type PackageStatus } from '../../../src/domain/distributions.js';
 import { isoUtc } from '../../../src/domain/time.js';
 import { backends, freshPostgres } from '../../helpers/app.js';
 import { makeTempDir } from '../../helpers/tmp.js';
@@ -31,12 +31,17 @@ function row(distribution: string, status: PackageStatus, seq = nextSeq++): Pack
 /** The totals as an aggregate over the rows computes them, in JavaScript. */
 async function fromRows(db: Db, codename: string) {
   const rows = await db.selectFrom('packages').select(['seq', 'status']).where('distribution', '=', codename).execute();
-  const seqs = rows.filter((r) => (INDEXED_STATUSES as readonly string[]).includes(r.status)).map((r) => Number(r.seq));
+  const seqs = rows.filter((r) => isIndexed(r.status)).map((r) => Number(r.seq));
   return { count: seqs.length, sum: seqs.reduce((a, b) => a + b, 0), max: seqs.length ? Math.max(...seqs) : 0, mod: seqs.reduce((a, b) => a + (b % 65521), 0) };
 }
 
 async function assertTotals(db: Db, what: string): Promise<void> {
   for (const codename of DISTS) assert.deepEqual(await indexFingerprint(db, codename), await fromRows(db, codename), `${codename}: ${what}`);
+}
+
+/** The distributions' rows, as the service adds them at start-up. */
+async function addDistributions(db: Db): Promise<void> {
+  for (const codename of DISTS) await insertDistributionIfMissing(db, { codename, format: 'deb', description: codename, generation: 0, published_generation: 0, published_at: null, initialized_at: null, definition: null, retired_at: null });
 }
 
 /** Inserts the row as it is, without taking a generation (as rows stored before 0018 were). */
@@ -57,7 +62,7 @@ for (const backend of backends()) {
         const migrations: Record<string, Migration> = migrationsUpTo('0017-search-statistics');
         const { error } = await new Migrator({ db, provider: { getMigrations: async () => migrations } }).migrateToLatest();
         if (error) throw error;
-        for (const codename of DISTS) await insertDistributionIfMissing(db, { codename, format: 'deb', description: codename, generation: 0, published_generation: 0, published_at: null, initialized_at: null, definition: null, retired_at: null });
+        await addDistributions(db);
         // Rows of every status, in both distributions, and a seq past 65521 (the modulo sum differs from the sum).
         for (const status of PACKAGE_STATUSES) {
           await insertRaw(db, row('jammy', status));
@@ -119,7 +124,7 @@ for (const backend of backends()) {
       const { db, close } = await open();
       try {
         await migrateToLatest(db);
-        for (const codename of DISTS) await insertDistributionIfMissing(db, { codename, format: 'deb', description: codename, generation: 0, published_generation: 0, published_at: null, initialized_at: null, definition: null, retired_at: null });
+        await addDistributions(db);
         const rows = Array.from({ length: 40 }, (_, i) => row(DISTS[i % 2]!, PACKAGE_STATUSES[i % PACKAGE_STATUSES.length]!));
         await Promise.all(rows.map((r) => db.transaction().execute((trx) => insertPackage(trx, r, []))));
         // And status changes racing new uploads (the review queue's decisions beside the uploads).
