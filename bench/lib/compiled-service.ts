@@ -4,7 +4,7 @@
  * work, which users never run.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, openSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -31,10 +31,13 @@ export async function buildService(outDir: string): Promise<string> {
 export function spawnCompiledService(main: string, dataDir: string, port: number, env: Record<string, string> = {}, stderr: 'pipe' | 'inherit' = 'pipe'): ChildProcess {
   // SERVICE_NODE_ARGS: as for harness/service.ts (`--cpu-prof --cpu-prof-dir=…` profiles the service under a bench).
   const nodeArgs = (process.env.SERVICE_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  // SERVICE_STDOUT: a file for the service's standard output (with `--trace-gc` in SERVICE_NODE_ARGS
+  // and SERVICE_LOG_LEVEL=info, the collections show between the requests' log lines).
+  const stdout = process.env.SERVICE_STDOUT ? openSync(process.env.SERVICE_STDOUT, 'a') : 'ignore';
   return spawn(process.execPath, [...nodeArgs, '--enable-source-maps', main], {
     cwd: root,
-    env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', RATE_LIMITS: 'off', LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'ignore', stderr],
+    env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', RATE_LIMITS: 'off', LOG_LEVEL: process.env.SERVICE_LOG_LEVEL ?? 'warn', ...env },
+    stdio: ['ignore', stdout, stderr],
   });
 }
 
