@@ -75,15 +75,20 @@ export class FsPackageFiles implements PackageFiles {
   }
 
   /** Moves an uploaded temp file into the store (a no-op when those bytes are already there). */
-  async keep(tempFile: string, sha256: string): Promise<void> {
+  async keep(tempFile: string, sha256: string, alongside?: () => Promise<void>): Promise<void> {
     const target = this.blobPath(sha256);
     if (await exists(target)) {
       await removeFile(tempFile);
+      await alongside?.();
       return;
     }
     await mkdir(dirname(target), { recursive: true });
     await rename(tempFile, target);
-    await fsyncDir(dirname(target));
+    // Both awaited, whichever fails first: the folder's fsync is what a crash needs, not what a link needs.
+    const synced = fsyncDir(dirname(target));
+    synced.catch(() => undefined);
+    await alongside?.();
+    await synced;
   }
 
   async has(sha256: string): Promise<boolean> {
@@ -106,6 +111,13 @@ export class FsPackageFiles implements PackageFiles {
   private async publishOne(sha256: string, poolPath: string): Promise<void> {
     const target = this.repoPath(poolPath);
     await mkdir(dirname(target), { recursive: true });
+    // Most often nothing is there yet: one link, atomic on its own, makes the file appear whole.
+    try {
+      await link(this.blobPath(sha256), target);
+      return;
+    } catch (error) {
+      if (!isErrno(error, 'EEXIST', 'EXDEV', 'EPERM', 'ENOTSUP', 'EMLINK')) throw error;
+    }
     const temp = tempPathFor(target);
     try {
       await link(this.blobPath(sha256), temp);

@@ -26,8 +26,12 @@ export interface PackageFiles {
   /** Deletes a temp file; no error when it is already gone (moved into the pool or quarantine). */
   discard(tempFile: string): Promise<void>;
 
-  /** Moves a temp file into the pool under its SHA-256 (a no-op when those bytes are there). */
-  keep(tempFile: string, sha256: string): Promise<void>;
+  /**
+   * Moves a temp file into the pool under its SHA-256 (a no-op when those bytes are there);
+   * resolves once its name there is durable. `alongside` (a pool link of those bytes, say) runs as
+   * soon as the bytes are at that name, while the name is made durable.
+   */
+  keep(tempFile: string, sha256: string, alongside?: () => Promise<void>): Promise<void>;
   /** Whether the pool holds these bytes. */
   has(sha256: string): Promise<boolean>;
   /** A read stream of pooled bytes. */

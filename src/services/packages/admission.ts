@@ -129,9 +129,12 @@ async function store(deps: Pick<PipelineDeps, 'db' | 'files'>, state: UploadStat
     await deps.files.quarantineTemp(served.path, row.sha256);
     for (const f of sourceFiles) await deps.files.quarantineTemp(tempOf.get(f.name)!, f.sha256);
   } else {
-    await deps.files.keep(served.path, row.sha256);
+    // A binary package's pool link is made while the store's folder is synced (no row names either
+    // before the insert below); a source package's files are all stored before any is published.
+    const linkAlongside = indexed && sourceFiles.length === 0;
+    await deps.files.keep(served.path, row.sha256, linkAlongside ? () => deps.files.publish(row.sha256, row.pool_path) : undefined);
     for (const f of sourceFiles) await deps.files.keep(tempOf.get(f.name)!, f.sha256);
-    if (indexed) {
+    if (indexed && !linkAlongside) {
       await deps.files.publish(row.sha256, row.pool_path);
       await publishSourceFiles(deps.files, sourceFiles);
     }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createHash } from 'node:crypto';
 import { DomainError } from '../../../src/domain/errors.js';
@@ -66,5 +66,38 @@ describe('FsPackageFiles: the storage contract on a local folder', () => {
     }
     await assert.rejects(files.keep(x.path, '../../etc/passwd'), /not a sha256/);
     await assert.rejects(files.quarantineTemp(x.path, 'zz'), /not a sha256/);
+  });
+
+  it('publishes at a free pool path as a hard link of the stored bytes, and replaces what a path held', async () => {
+    const a = await temp('link-a.tmp', 'link a');
+    await files.keep(a.path, a.sha256);
+    const poolPath = 'apt/pool/main/l/link/link_1.0-1_amd64.deb';
+    await files.publish(a.sha256, poolPath);
+    const [stored, published] = await Promise.all([stat(files.storedPath(a.sha256)), stat(join(files.repoDir, poolPath))]);
+    assert.equal(published.ino, stored.ino, 'one link, no copy');
+    await files.publish(a.sha256, poolPath);
+    assert.equal((await stat(join(files.repoDir, poolPath))).ino, stored.ino, 'published again: unchanged');
+    const b = await temp('link-b.tmp', 'link b');
+    await files.keep(b.path, b.sha256);
+    await files.publish(b.sha256, poolPath);
+    assert.equal(await readFile(join(files.repoDir, poolPath), 'utf8'), 'link b', 'what the path held is replaced');
+    assert.deepEqual((await readdir(dirname(join(files.repoDir, poolPath)))).sort(), ['link_1.0-1_amd64.deb'], 'no temp name left');
+  });
+
+  it('runs keep\'s companion step once the bytes are at their store name, and fails with it', async () => {
+    const c = await temp('alongside.tmp', 'alongside');
+    let seen = false;
+    await files.keep(c.path, c.sha256, async () => {
+      seen = existsSync(files.storedPath(c.sha256));
+      await files.publish(c.sha256, 'apt/pool/main/a/alongside/alongside_1_all.deb');
+    });
+    assert.equal(seen, true, 'the bytes were stored before it ran');
+    assert.equal(await files.isPublished('apt/pool/main/a/alongside/alongside_1_all.deb'), true);
+    const again = await temp('alongside-again.tmp', 'alongside');
+    let ranForKnownBytes = false;
+    await files.keep(again.path, again.sha256, async () => { ranForKnownBytes = true; });
+    assert.equal(ranForKnownBytes, true, 'bytes already stored: it still runs');
+    const d = await temp('alongside-fails.tmp', 'alongside fails');
+    await assert.rejects(files.keep(d.path, d.sha256, async () => { throw new Error('link failed'); }), /link failed/);
   });
 });
