@@ -45,7 +45,7 @@ export async function placeObject(indexDir: string, tmp: string, d: ContentDiges
   const paths = BY_HASH_DIRS.map(([dir, algo]) => join(indexDir, 'by-hash', dir, d[algo]));
   const object = objectPath(indexDir, d);
   await inFolder(object, () => rename(tmp, object));
-  await Promise.all(paths.filter((path) => path !== object).map((path) => inFolder(path, () => linkAs(object, path))));
+  await Promise.all(paths.filter((path) => path !== object).map((path) => inFolder(path, () => linkNew(object, path))));
   // No touch for the sweep: the rename put a new inode in place, written just now (an object
   // that existed with these digests is replaced, not kept), so its mtime is already fresh.
   return object;
@@ -87,6 +87,19 @@ async function linkAs(object: string, target: string): Promise<void> {
   } catch (err) {
     await removeFile(tmp);
     throw err;
+  }
+}
+
+/**
+ * linkAs for a name that is most often free (a new digest's): one link, no temporary name; what
+ * holds the name already (the same content published before, a crash's leftover) is replaced.
+ */
+async function linkNew(object: string, target: string): Promise<void> {
+  try {
+    await link(object, target);
+  } catch (err) {
+    if (!isErrno(err, 'EEXIST', 'EXDEV', 'EPERM', 'ENOTSUP', 'EMLINK')) throw err;
+    await linkAs(object, target);
   }
 }
 

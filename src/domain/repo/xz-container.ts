@@ -132,3 +132,77 @@ export function xzBlocksOf(data: Buffer): { bytes: Buffer; records: XzBlockRecor
   const layout = parseXzLayout(data);
   return { bytes: data.subarray(XZ_HEADER_SIZE, layout.indexOffset), records: layout.blocks, flags: layout.flags };
 }
+
+/** CRC-64/XZ (ECMA-182, reflected), the check `xz --check=crc64` writes, as two 32-bit halves. */
+const CRC64_TABLE = (() => {
+  const lo = new Uint32Array(256);
+  const hi = new Uint32Array(256);
+  // The reflected polynomial 0xC96C5795D7870F42.
+  const polyHi = 0xc96c5795;
+  const polyLo = 0xd7870f42;
+  for (let n = 0; n < 256; n++) {
+    let l = n;
+    let h = 0;
+    for (let k = 0; k < 8; k++) {
+      const carry = l & 1;
+      l = ((l >>> 1) | ((h & 1) << 31)) >>> 0;
+      h >>>= 1;
+      if (carry) {
+        l = (l ^ polyLo) >>> 0;
+        h = (h ^ polyHi) >>> 0;
+      }
+    }
+    lo[n] = l;
+    hi[n] = h;
+  }
+  return { lo, hi };
+})();
+
+export function crc64(data: Uint8Array): Buffer {
+  let l = 0xffffffff;
+  let h = 0xffffffff;
+  const { lo, hi } = CRC64_TABLE;
+  for (let i = 0; i < data.length; i++) {
+    const index = (l ^ data[i]!) & 0xff;
+    l = (((l >>> 8) | (h << 24)) ^ lo[index]!) >>> 0;
+    h = ((h >>> 8) ^ hi[index]!) >>> 0;
+  }
+  const out = Buffer.alloc(8);
+  out.writeUInt32LE((l ^ 0xffffffff) >>> 0, 0);
+  out.writeUInt32LE((h ^ 0xffffffff) >>> 0, 4);
+  return out;
+}
+
+/** LZMA2 chunks carry at most 64 KiB each when stored uncompressed. */
+const LZMA2_STORED_CHUNK = 0x10000;
+
+/**
+ * One xz block holding `data` as stored (uncompressed) LZMA2 chunks, as xz itself writes data it
+ * cannot compress, ready to splice into a stream with these `flags` (xzIndexAndFooter). For the few
+ * hundred bytes an upload adds to an index: no encoder to start (liblzma's, on a pool thread, took
+ * ~1 ms at rest for a 1 KB stanza), at the cost of not compressing them until the next full write.
+ * Null for a check type other than CRC32 or CRC64, or for no data.
+ */
+export function storedXzBlock(data: Uint8Array, flags: Buffer): { bytes: Buffer; records: XzBlockRecord[]; flags: Buffer } | null {
+  const checkType = flags.length === 2 && flags[0] === 0 ? flags[1]! : -1;
+  if (data.length === 0 || (checkType !== 0x01 && checkType !== 0x04)) return null;
+  // Block header: size, flags (one filter, no sizes), LZMA2 (id 0x21) with a 4 KiB dictionary (property 0), padding, CRC32.
+  const header = Buffer.from([0x02, 0x00, 0x21, 0x01, 0x00, 0x00, 0x00, 0x00, 0, 0, 0, 0]);
+  header.writeUInt32LE(crc32(header.subarray(0, 8)), 8);
+  const chunks: Buffer[] = [header];
+  let compressed = 0;
+  for (let at = 0; at < data.length; at += LZMA2_STORED_CHUNK) {
+    const piece = data.subarray(at, Math.min(data.length, at + LZMA2_STORED_CHUNK));
+    // 0x01: stored chunk resetting the dictionary (the first); 0x02: stored, dictionary kept.
+    const control = Buffer.from([at === 0 ? 0x01 : 0x02, (piece.length - 1) >> 8, (piece.length - 1) & 0xff]);
+    chunks.push(control, Buffer.from(piece.buffer, piece.byteOffset, piece.byteLength));
+    compressed += control.length + piece.length;
+  }
+  chunks.push(Buffer.from([0x00]));
+  compressed += 1;
+  const check = checkType === 0x04 ? crc64(data) : Buffer.alloc(4);
+  if (checkType === 0x01) check.writeUInt32LE(crc32(data));
+  const unpaddedSize = header.length + compressed + check.length;
+  chunks.push(Buffer.alloc(padded(header.length + compressed) - (header.length + compressed)), check);
+  return { bytes: Buffer.concat(chunks), records: [{ unpaddedSize, uncompressedSize: data.length }], flags: Buffer.from(flags) };
+}
