@@ -82,8 +82,12 @@ export class FsPackageFiles implements PackageFiles {
       await alongside?.();
       return;
     }
-    await mkdir(dirname(target), { recursive: true });
-    await rename(tempFile, target);
+    // The store's 256 folders exist after the first uploads: created only when the rename says so.
+    await rename(tempFile, target).catch(async (error: unknown) => {
+      if (!isErrno(error, 'ENOENT') || !(await exists(tempFile))) throw error;
+      await mkdir(dirname(target), { recursive: true });
+      await rename(tempFile, target);
+    });
     // Both awaited, whichever fails first: the folder's fsync is what a crash needs, not what a link needs.
     const synced = fsyncDir(dirname(target));
     synced.catch(() => undefined);
