@@ -4,9 +4,9 @@
  * its file name by a hard link, and pruned once no recent generation names it. Shared by the
  * index files (apt-index-files.ts) and the Contents files (apt-contents-files.ts).
  */
-import { copyFile, link, mkdir, readdir, readFile, rename, stat } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import { fsyncDir, isErrno, openCutCopy, removeFile, tempPathFor, writeFileAtomic } from './atomic.js';
+import { copyFile, link, readdir, readFile, rename, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fsyncDir, inFolder, isErrno, openCutCopy, removeFile, tempPathFor, writeFileAtomic } from './atomic.js';
 import type { ContentDigests } from './hash-stream.js';
 
 const BY_HASH_DIRS = [
@@ -49,20 +49,6 @@ export async function placeObject(indexDir: string, tmp: string, d: ContentDiges
   // No touch for the sweep: the rename put a new inode in place, written just now (an object
   // that existed with these digests is replaced, not kept), so its mtime is already fresh.
   return object;
-}
-
-/**
- * Runs `write`, which creates `path`; creates the parent folders only if it fails for want of
- * them (they exist after the first publish: a `mkdir` per file was most of a publish's calls).
- */
-async function inFolder<T>(path: string, write: () => Promise<T>): Promise<T> {
-  try {
-    return await write();
-  } catch (err) {
-    if (!isErrno(err, 'ENOENT')) throw err;
-    await mkdir(dirname(path), { recursive: true });
-    return write();
-  }
 }
 
 /** Makes `indexDir/<name>` the given object (hard link, atomic replace). */

@@ -11,6 +11,20 @@ export function tempPathFor(target: string): string {
   return join(dirname(target), `.${basename(target)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
 }
 
+/**
+ * Runs `write`, which creates `path`; creates the parent folders only if it fails for want of
+ * them (they exist after the first write: a `mkdir` per file was most of a publish's calls).
+ */
+export async function inFolder<T>(path: string, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (err) {
+    if (!isErrno(err, 'ENOENT')) throw err;
+    await mkdir(dirname(path), { recursive: true });
+    return write();
+  }
+}
+
 /** fsync a folder so a rename inside it survives a power loss (ignored where unsupported). */
 export async function fsyncDir(dir: string): Promise<void> {
   let handle;

@@ -3,7 +3,7 @@ import { constants } from 'node:fs';
 import { copyFile, link, mkdir, open as openFile, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import type { Readable } from 'node:stream';
-import { fsyncDir, isErrno, removeFile, tempPathFor } from './atomic.js';
+import { fsyncDir, inFolder, isErrno, removeFile, tempPathFor } from './atomic.js';
 import type { PackageFiles, PublishedFile } from './interfaces.js';
 import { listFilesRecursive } from './list-files.js';
 import { readLocalHead } from './local-file.js';
@@ -83,11 +83,7 @@ export class FsPackageFiles implements PackageFiles {
       return;
     }
     // The store's 256 folders exist after the first uploads: created only when the rename says so.
-    await rename(tempFile, target).catch(async (error: unknown) => {
-      if (!isErrno(error, 'ENOENT') || !(await exists(tempFile))) throw error;
-      await mkdir(dirname(target), { recursive: true });
-      await rename(tempFile, target);
-    });
+    await inFolder(target, () => rename(tempFile, target));
     // Both awaited, whichever fails first: the folder's fsync is what a crash needs, not what a link needs.
     const synced = fsyncDir(dirname(target));
     synced.catch(() => undefined);

@@ -3,10 +3,10 @@
  * indexes need, so a large upload never sits in memory and is read only once.
  */
 import { createHash, type Hash } from 'node:crypto';
-import { mkdir, open, type FileHandle } from 'node:fs/promises';
+import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DomainError } from '../../domain/errors.js';
-import { isErrno, removeFile, tempPathFor } from './atomic.js';
+import { inFolder, removeFile, tempPathFor } from './atomic.js';
 
 /** Size and hex digests of some content. */
 export interface ContentDigests {
@@ -51,7 +51,8 @@ export async function hashStream(source: AsyncIterable<Uint8Array | string>, opt
   const hashes = newHashes();
   const max = options.maxBytes ?? Number.MAX_SAFE_INTEGER;
   let size = 0;
-  const handle = await createTemp(path, options.tempDir);
+  // The temp folder is created only when missing (it exists after the first upload: one call fewer per upload).
+  const handle = await inFolder(path, () => open(path, 'wx', 0o644));
   try {
     // Chunks are written WRITE_BYTES at a time: one thread-pool round trip per chunk (often 64 KiB) was ~14,000 for 900 MB.
     let pending: Uint8Array[] = [];
@@ -84,17 +85,6 @@ export async function hashStream(source: AsyncIterable<Uint8Array | string>, opt
   }
   await handle.close();
   return { path, size, ...digestsOf(hashes) };
-}
-
-/** Creates the temp file; its folder only when missing (it exists after the first upload: one call fewer per upload). */
-async function createTemp(path: string, dir: string): Promise<FileHandle> {
-  try {
-    return await open(path, 'wx', 0o644);
-  } catch (err) {
-    if (!isErrno(err, 'ENOENT')) throw err;
-    await mkdir(dir, { recursive: true });
-    return open(path, 'wx', 0o644);
-  }
 }
 
 /** Writes `chunks` (`total` bytes) at the file's position; writev may write part of them, then the rest follows. */
