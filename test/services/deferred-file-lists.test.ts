@@ -9,6 +9,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { after, before, describe, it } from 'node:test';
+import { sql } from 'kysely';
 import { pino } from 'pino';
 import { buildDeb, makeTar, writeArArchive } from '../../harness/debs.js';
 import { waitFor } from '../../harness/service.js';
@@ -123,6 +124,25 @@ for (const backend of backends()) {
       t.ctx.repo.fileLists.kick();
       await t.ctx.repo.fileLists.idle();
       assert.ok((await contents()).includes('late-three\tusr/share/late-three/c'));
+    });
+
+    it('tries again by itself after a pass failed (a full disk refused the file list), with no upload to wake it', async () => {
+      // The database refuses to record any file list, as SQLite does on a full disk.
+      const refuse = backend === 'postgres'
+        ? [sql`create function refuse_file_list() returns trigger language plpgsql as $$ begin raise exception 'database or disk is full'; end $$`,
+          sql`create trigger refuse_file_list before update of listed_generation on packages for each row execute function refuse_file_list()`]
+        : [sql`create trigger refuse_file_list before update of listed_generation on packages begin select raise(fail, 'database or disk is full'); end`];
+      for (const statement of refuse) await statement.execute(t.ctx.db);
+      const path = await buildDeb(work.dir, { name: 'late-retried', version: '1:2.0~beta1-1', files: { 'usr/share/late-retried/r': 'r\n' } });
+      assert.equal((await upload(path)).statusCode, 201);
+      await t.ctx.repo.fileLists.idle();
+      assert.equal(await listedGeneration('late-retried'), null, 'the pass failed');
+      await sql`drop trigger refuse_file_list${sql.raw(backend === 'postgres' ? ' on packages' : '')}`.execute(t.ctx.db);
+      if (backend === 'postgres') await sql`drop function refuse_file_list`.execute(t.ctx.db);
+      await waitFor(async () => (await listedGeneration('late-retried')) !== null, 'the file list recorded without another upload', 10_000);
+      await t.ctx.repo.fileLists.idle();
+      await t.ctx.repo.publisher.idle();
+      assert.ok((await contents()).includes('late-retried\tusr/share/late-retried/r'));
     });
 
     it('reads on while a publish it asked for is still running (the publishes coalesce)', async () => {

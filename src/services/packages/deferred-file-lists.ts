@@ -27,6 +27,12 @@ const BATCH = 16;
  */
 const YIELD_MS = 2000;
 const POLL_MS = 50;
+/**
+ * After a failed pass (the disk full, the database gone for a moment) it looks again after a
+ * pause that doubles while passes keep failing: nothing else would, until the next upload.
+ */
+const RETRY_FIRST_MS = 1000;
+const RETRY_MAX_MS = 30_000;
 
 export interface DeferredFileListsDeps {
   db: Db;
@@ -46,6 +52,7 @@ export class DeferredFileLists {
   private again = false;
   private stopped = false;
   private malformed: MalformedPayloadHandler | null = null;
+  private retry: { delayMs: number; timer: NodeJS.Timeout | null } = { delayMs: RETRY_FIRST_MS, timer: null };
 
   constructor(private readonly deps: DeferredFileListsDeps) {}
 
@@ -61,8 +68,16 @@ export class DeferredFileLists {
       this.again = true;
       return;
     }
+    if (this.retry.timer) clearTimeout(this.retry.timer);
+    this.retry.timer = null;
     this.running = this.drain()
-      .catch((err: unknown) => this.deps.log.error({ err }, 'reading deferred file lists failed'))
+      .then(() => {
+        this.retry.delayMs = RETRY_FIRST_MS;
+      })
+      .catch((err: unknown) => {
+        this.deps.log.error({ err, retryInMs: this.retry.delayMs }, 'reading deferred file lists failed; trying again');
+        this.retryLater();
+      })
       .finally(() => {
         this.running = null;
         if (this.again) {
@@ -70,6 +85,16 @@ export class DeferredFileLists {
           this.kick();
         }
       });
+  }
+
+  private retryLater(): void {
+    if (this.stopped || this.retry.timer) return;
+    this.retry.timer = setTimeout(() => {
+      this.retry.timer = null;
+      this.kick();
+    }, this.retry.delayMs);
+    this.retry.timer.unref();
+    this.retry.delayMs = Math.min(this.retry.delayMs * 2, RETRY_MAX_MS);
   }
 
   /** Resolves once nothing is pending or being read (tests, shutdown). */
@@ -80,6 +105,8 @@ export class DeferredFileLists {
   /** Stops after the package being read. */
   stop(): void {
     this.stopped = true;
+    if (this.retry.timer) clearTimeout(this.retry.timer);
+    this.retry.timer = null;
   }
 
   /**
