@@ -112,6 +112,33 @@ for (const backend of backends()) {
       assert.match(audit.body, /payload check: decompression_bomb/);
     });
 
+    it('quarantines a malformed payload on the next pass when the quarantine failed (never listed, left in the index)', async () => {
+      let calls = 0;
+      t.ctx.repo.fileLists.onMalformed(async (pkg, reason) => {
+        calls += 1;
+        if (calls === 1) throw new Error('database gone for a moment');
+        await t.ctx.security.decisions.quarantine(pkg.name, pkg.version, { arch: pkg.arch, distribution: pkg.distribution }, reason, { username: 'system', ip: null });
+      });
+      const control = 'Package: broken-payload\nVersion: 1:2.4.1+dfsg-0ubuntu1~22.04\nArchitecture: amd64\nMaintainer: T <t@example.invalid>\nDescription: garbage data\n';
+      const path = await writeArArchive(join(work.dir, 'broken-payload.deb'), [
+        { name: 'debian-binary', data: Buffer.from('2.0\n') },
+        { name: 'control.tar.gz', data: await makeTar(work.dir, { './control': control }) },
+        { name: 'data.tar.gz', data: Buffer.concat([Buffer.from([0x1f, 0x8b, 8, 0]), Buffer.alloc(64, 0xa5)]) },
+      ]);
+      const res = await upload(path);
+      assert.equal(res.statusCode, 201, res.body);
+      await t.ctx.repo.fileLists.idle();
+      assert.equal(calls, 1);
+      const row = () => t.ctx.db.selectFrom('packages').select(['status', 'listed_generation']).where('name', '=', 'broken-payload').executeTakeFirstOrThrow();
+      assert.equal((await row()).listed_generation, null, 'left for the next pass, not marked as read');
+      await waitFor(async () => (await row()).status === 'quarantined', 'quarantined by the retry, with no upload to wake it', 10_000);
+      await t.ctx.repo.fileLists.idle();
+      await t.ctx.repo.publisher.idle();
+      assert.notEqual((await row()).listed_generation, null);
+      assert.equal(calls, 2);
+      assert.doesNotMatch((await repoFile('main/binary-amd64/Packages')).toString(), /^Package: broken-payload$/m);
+    });
+
     it('reads, at the next start, the payloads a stop left unread', async () => {
       const path = await buildDeb(work.dir, { name: 'late-three', version: '1.0-1', files: { 'usr/share/late-three/c': 'c\n' } });
       assert.equal((await upload(path)).statusCode, 201);

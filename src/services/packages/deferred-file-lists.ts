@@ -145,25 +145,34 @@ export class DeferredFileLists {
     this.lastRead = Date.now();
   }
 
-  /** Reads one package's payload and records its file list; false when another reader recorded it first. */
+  /**
+   * Reads one package's payload and records its file list; false when another reader recorded it
+   * first. A malformed payload is quarantined *before* its (empty) list is recorded: recorded
+   * first, a quarantine that failed (the database gone for a moment) would leave the package in
+   * the index and never read again, a hole in the gate. Quarantined first, a failure leaves it
+   * unlisted for the retry; a quarantined package is no longer looked up, and quarantining one
+   * twice (two replicas racing) changes nothing.
+   */
   private async read(pkg: UnlistedPackage): Promise<boolean> {
     const { db, files, log } = this.deps;
     let list = '[]';
-    let malformed: PackageFormatError | null = null;
     try {
       list = JSON.stringify((await listDebPayload(files.storedPath(pkg.sha256))).map(fileEntry));
     } catch (error) {
-      if (error instanceof PackageFormatError) malformed = error;
-      // Not the package's fault (its stored file unreadable): it keeps an empty list rather than
-      // holding up every package behind it; `sync-index` reports a missing file.
-      else log.error({ err: error, package: pkg.name, version: pkg.version }, 'payload unreadable: no Contents lines for this package');
+      if (error instanceof PackageFormatError) {
+        await this.quarantine(pkg, error);
+      } else {
+        // Not the package's fault (its stored file unreadable): it keeps an empty list rather than
+        // holding up every package behind it; `sync-index` reports a missing file.
+        log.error({ err: error, package: pkg.name, version: pkg.version }, 'payload unreadable: no Contents lines for this package');
+      }
     }
-    if (!(await recordFileList(db, pkg.id, pkg.distribution, list))) return false;
-    if (malformed) {
-      log.warn({ package: pkg.name, version: pkg.version, code: malformed.code }, 'malformed payload: package quarantined');
-      if (!this.malformed) throw new Error('no handler for malformed payloads');
-      await this.malformed(pkg, `payload check: ${malformed.code}: ${malformed.message}`);
-    }
-    return true;
+    return recordFileList(db, pkg.id, pkg.distribution, list);
+  }
+
+  private async quarantine(pkg: UnlistedPackage, malformed: PackageFormatError): Promise<void> {
+    if (!this.malformed) throw new Error('no handler for malformed payloads');
+    await this.malformed(pkg, `payload check: ${malformed.code}: ${malformed.message}`);
+    this.deps.log.warn({ package: pkg.name, version: pkg.version, code: malformed.code }, 'malformed payload: package quarantined');
   }
 }
