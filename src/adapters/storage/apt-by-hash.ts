@@ -4,9 +4,9 @@
  * its file name by a hard link, and pruned once no recent generation names it. Shared by the
  * index files (apt-index-files.ts) and the Contents files (apt-contents-files.ts).
  */
-import { copyFile, link, readdir, readFile, rename, stat } from 'node:fs/promises';
+import { copyFile, readdir, readFile, rename, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fsyncDir, inFolder, isErrno, openCutCopy, removeFile, tempPathFor, writeFileAtomic } from './atomic.js';
+import { fsyncDir, inFolder, isErrno, linkReplacing, openCutCopy, removeFile, tempPathFor, writeFileAtomic } from './atomic.js';
 import type { ContentDigests } from './hash-stream.js';
 
 const BY_HASH_DIRS = [
@@ -45,7 +45,7 @@ export async function placeObject(indexDir: string, tmp: string, d: ContentDiges
   const paths = BY_HASH_DIRS.map(([dir, algo]) => join(indexDir, 'by-hash', dir, d[algo]));
   const object = objectPath(indexDir, d);
   await inFolder(object, () => rename(tmp, object));
-  await Promise.all(paths.filter((path) => path !== object).map((path) => inFolder(path, () => linkNew(object, path))));
+  await Promise.all(paths.filter((path) => path !== object).map((path) => inFolder(path, () => linkReplacing(object, path, { nameLikelyFree: true }))));
   // No touch for the sweep: the rename put a new inode in place, written just now (an object
   // that existed with these digests is replaced, not kept), so its mtime is already fresh.
   return object;
@@ -53,40 +53,7 @@ export async function placeObject(indexDir: string, tmp: string, d: ContentDiges
 
 /** Makes `indexDir/<name>` the given object (hard link, atomic replace). */
 async function exposeAs(indexDir: string, name: string, object: string): Promise<void> {
-  await linkAs(object, join(indexDir, name));
-}
-
-/**
- * Makes `target` a hard link to `object` (a copy across filesystems), replacing it atomically.
- * The temporary name is removed if anything fails: on a full tmpfs even the rename can (ENOSPC).
- */
-async function linkAs(object: string, target: string): Promise<void> {
-  const tmp = tempPathFor(target);
-  try {
-    try {
-      await link(object, tmp);
-    } catch (err) {
-      if (!isErrno(err, 'EXDEV', 'EPERM', 'ENOTSUP', 'EMLINK')) throw err;
-      await copyFile(object, tmp);
-    }
-    await rename(tmp, target);
-  } catch (err) {
-    await removeFile(tmp);
-    throw err;
-  }
-}
-
-/**
- * linkAs for a name that is most often free (a new digest's): one link, no temporary name; what
- * holds the name already (the same content published before, a crash's leftover) is replaced.
- */
-async function linkNew(object: string, target: string): Promise<void> {
-  try {
-    await link(object, target);
-  } catch (err) {
-    if (!isErrno(err, 'EEXIST', 'EXDEV', 'EPERM', 'ENOTSUP', 'EMLINK')) throw err;
-    await linkAs(object, target);
-  }
+  await linkReplacing(object, join(indexDir, name));
 }
 
 /** Exposes each variant under its name (a hard link to its object), then fsyncs the folders that changed. */

@@ -3,7 +3,7 @@
  * the target, fsync the folder. Readers see the old file or the new one, never a torn one.
  */
 import { randomBytes } from 'node:crypto';
-import { copyFile, mkdir, open, rename, truncate, unlink, type FileHandle } from 'node:fs/promises';
+import { copyFile, link, mkdir, open, rename, truncate, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
 /** A unique temp name next to `target` (same folder, so the final rename cannot cross devices). */
@@ -115,6 +115,39 @@ export async function moveIntoPlace(tempPath: string, target: string, options: {
   await mkdir(dirname(target), { recursive: true });
   await rename(tempPath, target);
   if (!options.noSync) await fsyncDir(dirname(target));
+}
+
+/** Where a hard link cannot be made (another filesystem, none supported, too many): a copy serves. */
+const LINK_REFUSED = ['EXDEV', 'EPERM', 'ENOTSUP', 'EMLINK'];
+
+/**
+ * Makes `target` name `source`'s file, a hard link (a copy where links are refused), replacing
+ * what holds the name atomically: readers see the old file or the new one. `nameLikelyFree`
+ * tries one plain link first (a new pool path, a new digest's name), which is atomic on its own.
+ */
+export async function linkReplacing(source: string, target: string, options: { nameLikelyFree?: boolean } = {}): Promise<void> {
+  if (options.nameLikelyFree) {
+    try {
+      await link(source, target);
+      return;
+    } catch (err) {
+      if (!isErrno(err, 'EEXIST', ...LINK_REFUSED)) throw err;
+    }
+  }
+  const temp = tempPathFor(target);
+  try {
+    try {
+      await link(source, temp);
+    } catch (err) {
+      if (!isErrno(err, ...LINK_REFUSED)) throw err;
+      await copyFile(source, temp);
+    }
+    await rename(temp, target);
+  } finally {
+    // Gone after a rename, except one between two links to the same file, which does nothing
+    // (POSIX) and leaves the temporary name; a failed rename (ENOSPC on a full tmpfs) leaves it too.
+    await removeFile(temp);
+  }
 }
 
 /** True when `err` is a Node system error with one of the given codes. */

@@ -1,9 +1,9 @@
 import { createReadStream } from 'node:fs';
 import { constants } from 'node:fs';
-import { copyFile, link, mkdir, open as openFile, rename, rm, stat, type FileHandle } from 'node:fs/promises';
+import { copyFile, mkdir, open as openFile, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import type { Readable } from 'node:stream';
-import { fsyncDir, inFolder, isErrno, removeFile, tempPathFor } from './atomic.js';
+import { fsyncDir, inFolder, isErrno, linkReplacing, removeFile } from './atomic.js';
 import type { PackageFiles, PublishedFile } from './interfaces.js';
 import { listFilesRecursive } from './list-files.js';
 import { readLocalHead } from './local-file.js';
@@ -110,26 +110,8 @@ export class FsPackageFiles implements PackageFiles {
 
   private async publishOne(sha256: string, poolPath: string): Promise<void> {
     const target = this.repoPath(poolPath);
-    await mkdir(dirname(target), { recursive: true });
-    // Most often nothing is there yet: one link, atomic on its own, makes the file appear whole.
-    try {
-      await link(this.blobPath(sha256), target);
-      return;
-    } catch (error) {
-      if (!isErrno(error, 'EEXIST', 'EXDEV', 'EPERM', 'ENOTSUP', 'EMLINK')) throw error;
-    }
-    const temp = tempPathFor(target);
-    try {
-      await link(this.blobPath(sha256), temp);
-    } catch (error) {
-      // Another filesystem or no hard links: a copy serves the same.
-      if (!isErrno(error, 'EXDEV', 'EPERM', 'ENOTSUP', 'EMLINK')) throw error;
-      await copyFile(this.blobPath(sha256), temp);
-    }
-    await rename(temp, target);
-    // rename() between two links to one file does nothing (POSIX): the file was already published
-    // there (a shared .orig tarball, a package promoted to the same pool path), and the temp link stays.
-    await removeFile(temp);
+    // Most often the name is free (one link makes the file appear whole) and its folder exists.
+    await inFolder(target, () => linkReplacing(this.blobPath(sha256), target, { nameLikelyFree: true }));
   }
 
   async unpublish(poolPath: string): Promise<void> {

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { moveIntoPlace, writeFileAtomic } from '../../../src/adapters/storage/atomic.js';
+import { linkReplacing, moveIntoPlace, writeFileAtomic } from '../../../src/adapters/storage/atomic.js';
 import { makeTempDir } from '../../helpers/tmp.js';
 
 describe('writeFileAtomic', () => {
@@ -56,5 +56,46 @@ describe('moveIntoPlace', () => {
     await moveIntoPlace(join(dir, 'tmp'), join(dir, 'pool', 'x', 'file.deb'));
     assert.equal(await readFile(join(dir, 'pool', 'x', 'file.deb'), 'utf8'), 'payload');
     assert.deepEqual((await readdir(dir)).sort(), ['pool']);
+  });
+});
+
+describe('linkReplacing', () => {
+  const inode = async (path: string) => (await stat(path)).ino;
+
+  for (const nameLikelyFree of [false, true]) {
+    it(`links a free name, replaces a taken one, leaves no temporary name (nameLikelyFree: ${nameLikelyFree})`, async (t) => {
+      const { dir, cleanup } = await makeTempDir();
+      t.after(cleanup);
+      await writeFile(join(dir, 'object'), 'new');
+      await writeFile(join(dir, 'taken'), 'old');
+      await linkReplacing(join(dir, 'object'), join(dir, 'free'), { nameLikelyFree });
+      await linkReplacing(join(dir, 'object'), join(dir, 'taken'), { nameLikelyFree });
+      assert.equal(await inode(join(dir, 'free')), await inode(join(dir, 'object')));
+      assert.equal(await readFile(join(dir, 'taken'), 'utf8'), 'new');
+      assert.equal(await inode(join(dir, 'taken')), await inode(join(dir, 'object')));
+      assert.deepEqual((await readdir(dir)).sort(), ['free', 'object', 'taken']);
+    });
+  }
+
+  it('leaves no temporary name when the target already is the same file (a rename between two links does nothing)', async (t) => {
+    const { dir, cleanup } = await makeTempDir();
+    t.after(cleanup);
+    await writeFile(join(dir, 'object'), 'same');
+    await linkReplacing(join(dir, 'object'), join(dir, 'name'));
+    await linkReplacing(join(dir, 'object'), join(dir, 'name'));
+    await linkReplacing(join(dir, 'object'), join(dir, 'name'), { nameLikelyFree: true });
+    assert.deepEqual((await readdir(dir)).sort(), ['name', 'object']);
+    assert.equal((await stat(join(dir, 'object'))).nlink, 2);
+  });
+
+  it('fails and leaves no temporary name when the rename cannot replace the target', async (t) => {
+    const { dir, cleanup } = await makeTempDir();
+    t.after(cleanup);
+    await writeFile(join(dir, 'object'), 'x');
+    await mkdir(join(dir, 'folder'));
+    await writeFile(join(dir, 'folder', 'inside'), 'kept');
+    await assert.rejects(linkReplacing(join(dir, 'object'), join(dir, 'folder')), { code: 'EISDIR' });
+    assert.deepEqual((await readdir(dir)).sort(), ['folder', 'object']);
+    assert.equal((await stat(join(dir, 'object'))).nlink, 1);
   });
 });
