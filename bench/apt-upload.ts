@@ -13,7 +13,7 @@
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { gunzipSync } from 'node:zlib';
@@ -49,6 +49,13 @@ function medianTiming(headers: readonly string[]): string {
   return [...parts].map(([name, values]) => `${name} ${median(values).toFixed(1)}`).join(', ') + ' ms';
 }
 
+/** CPU time (user + system, all threads) a process has used so far, from /proc (clock ticks of 10 ms). */
+async function processCpuMs(pid: number): Promise<number> {
+  const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).replace(/^.*\) /s, '').split(' ');
+  // After the command name: state is field 3, utime 14 and stime 15 (1-based, man 5 proc).
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
 async function main(): Promise<void> {
   await mkdir(work, { recursive: true });
   const corpus = await debCorpus(join(work, `upload-corpus-${COUNT}`), COUNT, EXTRA);
@@ -76,6 +83,7 @@ async function main(): Promise<void> {
     const files = corpus.entries.slice(0, COUNT).map((e) => join(corpus.repoRoot, e.poolPath));
     let next = 0;
     let failed = 0;
+    const cpuBefore = await processCpuMs(server.pid!);
     const started = performance.now();
     await Promise.all(
       Array.from({ length: CLIENTS }, async () => {
@@ -86,6 +94,7 @@ async function main(): Promise<void> {
       }),
     );
     const seconds = (performance.now() - started) / 1000;
+    const cpuPerUpload = ((await processCpuMs(server.pid!)) - cpuBefore) / COUNT;
     // How many publishes the uploads took, and how long one took (the service's own histogram).
     const metrics = await (await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${token}` } })).text();
     const series = (name: string, mode: string) => Number(new RegExp(`^tollgate_publish_duration_seconds_${name}\\{format="deb",mode="${mode}"\\} (\\S+)`, 'm').exec(metrics)?.[1] ?? 0);
@@ -144,6 +153,7 @@ async function main(): Promise<void> {
       ['metric', 'value'],
       ['packages uploaded', `${COUNT} by ${CLIENTS} concurrent clients`],
       ['throughput', `${(COUNT / seconds).toFixed(1)} packages/s (${seconds.toFixed(1)} s)`],
+      ['service CPU per upload during them (all threads: event loop, pool, payload reader)', `${cpuPerUpload.toFixed(1)} ms`],
       ['index publishes during the uploads', publishes],
       ['uploads not answered 201 published', String(failed)],
       ['missing from the signed index', String(missing)],
