@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { readFile, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -67,6 +68,33 @@ for (const backend of backends()) {
       assert.equal((plain.stdout.match(/^Package: /gm) ?? []).length, COUNT);
       const metrics = (await t.app.inject('/metrics')).body;
       assert.match(metrics, /tollgate_publish_duration_seconds_count\{format="deb",mode="append"\} [1-9]/);
+    });
+
+    it('two uploads of one name, version and arch with other bytes, at once (one distribution, or two sharing the pool): one published, one refused, the pool file the published one', async () => {
+      for (let round = 0; round < 8; round++) {
+        const name = `race-${round}`;
+        const version = '1.5.0+ds1-1+b4';
+        // Odd rounds: two distributions, whose rows do not collide but whose pool path is the same.
+        const distributions = round % 2 ? ['bookworm', 'jammy'] : ['bookworm', 'bookworm'];
+        const debs = await Promise.all(['one', 'two'].map((variant) =>
+          buildDeb(work.dir, { name, version, fileName: `${name}-${variant}.deb`, files: { [`usr/share/${name}/${variant}`]: `${variant}\n` } })));
+        const answers = await Promise.all(debs.map(async (path, i) => {
+          const form = await multipartBody({ distribution: distributions[i]! }, { path });
+          const res = await t.app.inject({ method: 'POST', url: '/upload', headers: { ...bearer(admin), ...form.headers }, payload: form.payload });
+          return { status: res.statusCode, distribution: distributions[i]!, sha256: createHash('sha256').update(await readFile(path)).digest('hex') };
+        }));
+        assert.deepEqual(answers.map((a) => a.status).sort(), [201, 409], `round ${round}`);
+        const winner = answers.find((a) => a.status === 201)!;
+        // A distribution nothing was published to yet has no index at all.
+        const stanzaIn = async (codename: string) => (await readFile(join(t.dataDir, 'repo', 'apt', 'dists', codename, 'main', 'binary-amd64', 'Packages'), 'utf8').catch(() => ''))
+          .split('\n\n').find((stanza) => stanza.startsWith(`Package: ${name}\n`));
+        const stanza = (await stanzaIn(winner.distribution))!;
+        assert.match(stanza, new RegExp(`^SHA256: ${winner.sha256}$`, 'm'));
+        if (round % 2) assert.equal(await stanzaIn(answers.find((a) => a.status === 409)!.distribution), undefined);
+        const filename = /^Filename: (.+)$/m.exec(stanza)![1]!;
+        const served = createHash('sha256').update(await readFile(join(t.dataDir, 'repo', 'apt', filename))).digest('hex');
+        assert.equal(served, winner.sha256, `round ${round}: the pool file is not the indexed package's`);
+      }
     });
   });
 }

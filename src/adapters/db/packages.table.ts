@@ -1,4 +1,4 @@
-import { sql, type Insertable, type Selectable } from 'kysely';
+import { PostgresAdapter, sql, type Insertable, type Selectable } from 'kysely';
 import { INDEXED_STATUSES, isIndexed, type PackageStatus } from '../../domain/distributions.js';
 import type { StoredFinding } from '../../domain/security/index.js';
 import { bumpGeneration } from './distributions.table.js';
@@ -142,6 +142,19 @@ export async function findPoolConflict(db: Db, poolPath: string, sha256: string)
     .where('sha256', '!=', sha256)
     .where('status', 'in', INDEXED_STATUSES)
     .executeTakeFirst();
+}
+
+/**
+ * PostgreSQL only, inside a transaction: waits for, then holds until the transaction ends, the
+ * lock every replica takes before it puts a file at `poolPath` and writes the row naming it.
+ */
+export async function lockPoolPath(trx: Db, poolPath: string): Promise<void> {
+  await sql`select pg_advisory_xact_lock(hashtext(${`tollgate:pool:${poolPath}`}))`.execute(trx);
+}
+
+/** True when `db` talks to PostgreSQL (replicas may share it), false for SQLite (one process). */
+export function isPostgres(db: Db): boolean {
+  return db.getExecutor().adapter instanceof PostgresAdapter;
 }
 
 /**

@@ -5,7 +5,10 @@
  * it is admitted with.
  */
 import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import type { Db } from '../../adapters/db/index.js';
 import { countReferences, findPackage, findPoolConflict, insertPackage, type PackageRow } from '../../adapters/db/packages.table.js';
+import type { PackageFiles } from '../../adapters/storage/interfaces.js';
 import { isIndexed } from '../../domain/distributions.js';
 import { DomainError } from '../../domain/errors.js';
 import type { FileFacts, InspectedPackage } from '../../domain/package.js';
@@ -14,7 +17,8 @@ import { UPSTREAM_SIGNER } from '../../domain/rpm/signature-policy.js';
 import { isoUtc } from '../../domain/time.js';
 import { handlerFor } from '../formats/index.js';
 import type { PipelineDeps } from '../pipeline/deps.js';
-import { publishSourceFiles, releaseSourceFiles, sourceFileConflict, sourceFilesOf } from './source-files.js';
+import { publishSourceFiles, releaseSourceFiles, sourceFileConflict, sourceFilesOf, type SourceFileRef } from './source-files.js';
+import { withPoolPathLock } from './pool-path-lock.js';
 
 export type AdmittedStatus = 'published' | 'pending_review' | 'quarantined';
 
@@ -85,9 +89,9 @@ async function servedFile(deps: Pick<PipelineDeps, 'rpmSigning'>, state: UploadS
 
 /**
  * Stores the upload's file and row. An indexed status links the file at its pool path first (so
- * the row never names a file the pool lacks); a quarantined one moves it to quarantine. A
- * concurrent upload of the same name/version/arch that committed first makes this a duplicate
- * (same uploaded bytes) or a 409 (other bytes).
+ * the row never names a file the pool lacks), holding the path's lock (pool-path-lock.ts); a
+ * quarantined one moves it to quarantine. A concurrent upload of the same name/version/arch
+ * that committed first makes this a duplicate (same uploaded bytes) or a 409 (other bytes).
  */
 export async function admitPackage(deps: Pick<PipelineDeps, 'db' | 'files' | 'rpmSigning'>, state: UploadState, status: AdmittedStatus, uploadedBy: string | null): Promise<Admission> {
   const served = await servedFile(deps, state, status);
@@ -102,56 +106,21 @@ export async function admitPackage(deps: Pick<PipelineDeps, 'db' | 'files' | 'rp
 async function store(deps: Pick<PipelineDeps, 'db' | 'files'>, state: UploadState, served: ServedFile, status: AdmittedStatus, uploadedBy: string | null): Promise<Admission> {
   const row = packageRow(state, served, status, uploadedBy);
   const indexed = isIndexed(status);
-  if (indexed) {
-    const other = await findPoolConflict(deps.db, row.pool_path, row.sha256);
-    if (other) {
-      throw new DomainError('conflict', 'pool_conflict', `${row.pool_path} already holds different content (published in ${other.distribution})`, {
-        existing_sha256: other.sha256,
-        incoming_sha256: row.sha256,
-      });
-    }
-  }
   // A source package's other files go where its .dsc goes, each stored once by SHA-256.
   const sourceFiles = sourceFilesOf(row);
-  const tempOf = new Map((state.sourceFiles ?? []).map((f) => [f.name, f.path]));
-  if (indexed) {
-    const other = await sourceFileConflict(deps.db, sourceFiles);
-    if (other) {
-      throw new DomainError('conflict', 'pool_conflict', `${other.path} already holds different content (published by another source package)`, {
-        existing_sha256: other.sha256,
-        incoming_sha256: sourceFiles.find((f) => f.path === other.path)!.sha256,
-      });
-    }
-  }
-  // The upload's bytes are on disk before any name a crash must keep points at them.
+  const place = (db: Db) => placeAndInsert(deps.files, db, state, served, row, status, sourceFiles);
+  // The upload's bytes are on disk before any name a crash must keep points at them (awaited
+  // before the lock below: a large file's fsync must not hold it, nor a database connection).
   await state.durable;
-  if (status === 'quarantined') {
-    await deps.files.quarantineTemp(served.path, row.sha256);
-    for (const f of sourceFiles) await deps.files.quarantineTemp(tempOf.get(f.name)!, f.sha256);
-  } else {
-    // A binary package's pool link is made while the store's folder is synced (no row names either
-    // before the insert below); a source package's files are all stored before any is published.
-    const linkAlongside = indexed && sourceFiles.length === 0;
-    await deps.files.keep(served.path, row.sha256, linkAlongside ? () => deps.files.publish(row.sha256, row.pool_path) : undefined);
-    for (const f of sourceFiles) await deps.files.keep(tempOf.get(f.name)!, f.sha256);
-    if (indexed && !linkAlongside) {
-      await deps.files.publish(row.sha256, row.pool_path);
-      await publishSourceFiles(deps.files, sourceFiles);
-    }
-  }
   try {
-    await deps.db.transaction().execute((trx) => insertPackage(trx, row, handlerFor(served.pkg.format).provides(served.pkg), state.findingDetails));
+    // An indexed package occupies its pool path: one admission at a time checks it, links there
+    // and writes its row (a source package: its folder, which its other files share).
+    const lockedPath = sourceFiles.length ? row.pool_path.slice(0, row.pool_path.lastIndexOf('/')) : row.pool_path;
+    await (indexed ? withPoolPathLock(deps.db, lockedPath, place) : place(deps.db));
   } catch (error) {
-    if (served.path !== state.path) {
-      // The signed copy is this upload's alone: nothing else names its path or its bytes.
-      if (indexed) await deps.files.unpublish(row.pool_path);
-      await deps.files.forget(row.sha256);
-    } else {
-      await dropUnreferenced(deps, row, indexed);
-      if (status !== 'quarantined') await releaseSourceFiles(deps.db, deps.files, sourceFiles, { unpublish: indexed, forget: true }).catch(() => undefined);
-    }
+    if (!(error instanceof InsertRefused)) throw error;
     const existing = await findPackage(deps.db, row.distribution, row.name, row.version, row.arch);
-    if (!existing) throw error;
+    if (!existing) throw error.cause;
     if (existing.upload_sha256 === row.upload_sha256) return { kind: 'duplicate', id: existing.id };
     throw new DomainError('conflict', 'version_exists', `${row.name} ${row.version} (${row.arch}) already exists in ${row.distribution} with different content`, {
       existing_sha256: existing.upload_sha256,
@@ -160,6 +129,80 @@ async function store(deps: Pick<PipelineDeps, 'db' | 'files'>, state: UploadStat
   }
   if (row.signed_by) state.served = { signed_by: row.signed_by, sha256: row.sha256, size: row.size };
   return { kind: 'stored', id: row.id, indexed };
+}
+
+/** The row's insert failed (a concurrent upload of the same name/version/arch, a full disk): `cause` says why. */
+class InsertRefused extends Error {
+  constructor(cause: unknown) {
+    super('package row refused', { cause });
+  }
+}
+
+/**
+ * Puts the file where the status says (the pool for an indexed one, refused if another indexed
+ * package holds the path with other bytes), then inserts the row, what it provides and its
+ * findings in one transaction (`db` may be one already: the pool path's lock on PostgreSQL).
+ */
+async function placeAndInsert(files: PackageFiles, db: Db, state: UploadState, served: ServedFile, row: PackageRow, status: AdmittedStatus, sourceFiles: SourceFileRef[]): Promise<void> {
+  const indexed = isIndexed(status);
+  if (indexed) {
+    const other = await findPoolConflict(db, row.pool_path, row.sha256);
+    if (other) {
+      throw new DomainError('conflict', 'pool_conflict', `${row.pool_path} already holds different content (published in ${other.distribution})`, {
+        existing_sha256: other.sha256,
+        incoming_sha256: row.sha256,
+      });
+    }
+    const otherSource = await sourceFileConflict(db, sourceFiles);
+    if (otherSource) {
+      throw new DomainError('conflict', 'pool_conflict', `${otherSource.path} already holds different content (published by another source package)`, {
+        existing_sha256: otherSource.sha256,
+        incoming_sha256: sourceFiles.find((f) => f.path === otherSource.path)!.sha256,
+      });
+    }
+  }
+  const tempOf = new Map((state.sourceFiles ?? []).map((f) => [f.name, f.path]));
+  if (status === 'quarantined') {
+    await files.quarantineTemp(served.path, row.sha256);
+    for (const f of sourceFiles) await files.quarantineTemp(tempOf.get(f.name)!, f.sha256);
+  } else {
+    // A binary package's pool link is made while the store's folder is synced (no row names either
+    // before the insert below); a source package's files are all stored before any is published.
+    const linkAlongside = indexed && sourceFiles.length === 0;
+    await files.keep(served.path, row.sha256, linkAlongside ? () => files.publish(row.sha256, row.pool_path) : undefined);
+    for (const f of sourceFiles) await files.keep(tempOf.get(f.name)!, f.sha256);
+    if (indexed && !linkAlongside) {
+      await files.publish(row.sha256, row.pool_path);
+      await publishSourceFiles(files, sourceFiles);
+    }
+  }
+  const insert = (trx: Db) => insertPackage(trx, row, handlerFor(served.pkg.format).provides(served.pkg), state.findingDetails);
+  try {
+    await (db.isTransaction ? withinSavepoint(db, insert) : db.transaction().execute(insert));
+  } catch (error) {
+    // Still under the pool path's lock: what this upload put there goes before another can use it.
+    if (served.path !== state.path) {
+      // The signed copy is this upload's alone: nothing else names its path or its bytes.
+      if (indexed) await files.unpublish(row.pool_path);
+      await files.forget(row.sha256);
+    } else {
+      await dropUnreferenced({ db, files }, row, indexed);
+      if (status !== 'quarantined') await releaseSourceFiles(db, files, sourceFiles, { unpublish: indexed, forget: true }).catch(() => undefined);
+    }
+    throw new InsertRefused(error);
+  }
+}
+
+/** Runs `write` in a savepoint of the transaction `trx`: a failure undoes it alone, and `trx` can go on. */
+async function withinSavepoint(trx: Db, write: (trx: Db) => Promise<unknown>): Promise<void> {
+  await sql`savepoint admission`.execute(trx);
+  try {
+    await write(trx);
+  } catch (error) {
+    await sql`rollback to savepoint admission`.execute(trx);
+    throw error;
+  }
+  await sql`release savepoint admission`.execute(trx);
 }
 
 /**

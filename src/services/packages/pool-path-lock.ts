@@ -1,0 +1,39 @@
+/**
+ * One admission at a time per pool path. Admission checks that no indexed package holds the path
+ * with other bytes, puts its file there, then writes its row; two uploads of the same name,
+ * version and architecture with different bytes, run side by side, both passed the check, both
+ * linked their file (the last one won the name) and one row was refused: the index then listed
+ * the other's digests, and apt refused the file it served (test/e2e/apt-concurrency.test.ts).
+ *
+ * PostgreSQL: the admission runs in a transaction holding an advisory lock on the path, which
+ * replicas sharing the database and the pool all take; its queries go through that transaction,
+ * so it holds one connection, not two. SQLite is one process: a lock in memory.
+ */
+import { isPostgres, lockPoolPath } from '../../adapters/db/packages.table.js';
+import type { Db } from '../../adapters/db/index.js';
+
+/** Admissions under way in this process, by pool path: each waits for the one before it. */
+const tails = new Map<string, Promise<unknown>>();
+
+/**
+ * Runs `admit` holding the pool path's lock; `admit` gets the database handle to use (on
+ * PostgreSQL a transaction: what it writes commits or rolls back with it, and it must not open
+ * another).
+ */
+export async function withPoolPathLock<T>(db: Db, poolPath: string, admit: (db: Db) => Promise<T>): Promise<T> {
+  if (isPostgres(db)) {
+    return db.transaction().execute(async (trx) => {
+      await lockPoolPath(trx, poolPath);
+      return admit(trx);
+    });
+  }
+  const before = tails.get(poolPath) ?? Promise.resolve();
+  const run = before.catch(() => undefined).then(() => admit(db));
+  const tail = run.catch(() => undefined);
+  tails.set(poolPath, tail);
+  try {
+    return await run;
+  } finally {
+    if (tails.get(poolPath) === tail) tails.delete(poolPath);
+  }
+}
