@@ -96,5 +96,45 @@ for (const backend of backends()) {
         assert.equal(served, winner.sha256, `round ${round}: the pool file is not the indexed package's`);
       }
     });
+
+    it('a deletion deciding whether its pool file goes holds the path: an upload of the same package meanwhile keeps its file', async () => {
+      const name = 'held-delete';
+      const version = '2:0.9~rc1-3';
+      const path = await buildDeb(work.dir, { name, version });
+      const upload = async () => {
+        const form = await multipartBody({ distribution: 'bookworm' }, { path });
+        return t.app.inject({ method: 'POST', url: '/upload', headers: { ...bearer(admin), ...form.headers }, payload: form.payload });
+      };
+      assert.equal((await upload()).statusCode, 201);
+      // The deletion is held just before it removes the pool file (nothing names it any more).
+      const files = t.ctx.repo.files;
+      const unpublish = files.unpublish.bind(files);
+      let release = () => {};
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      let reached = () => {};
+      const atUnpublish = new Promise<void>((resolve) => (reached = resolve));
+      files.unpublish = async (poolPath: string) => {
+        reached();
+        await gate;
+        return unpublish(poolPath);
+      };
+      try {
+        const deleting = t.app.inject({ method: 'DELETE', url: `/artifacts/${name}/${encodeURIComponent(version)}?distribution=bookworm`, headers: bearer(admin) });
+        await atUnpublish;
+        // The same package uploaded again meanwhile: without the lock it links its file and writes
+        // its row now, and the held deletion then removes the file its row names.
+        const uploading = upload();
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        release();
+        const [deleted, uploaded] = await Promise.all([deleting, uploading]);
+        assert.equal(deleted.statusCode, 200, deleted.body);
+        assert.equal(uploaded.statusCode, 201, uploaded.body);
+      } finally {
+        delete (files as { unpublish?: unknown }).unpublish;
+      }
+      const row = await t.ctx.db.selectFrom('packages').select(['sha256', 'pool_path']).where('name', '=', name).executeTakeFirstOrThrow();
+      const served = createHash('sha256').update(await readFile(join(t.dataDir, 'repo', row.pool_path))).digest('hex');
+      assert.equal(served, row.sha256, 'the new row\'s pool file');
+    });
   });
 }

@@ -18,7 +18,7 @@ import { isoUtc } from '../../domain/time.js';
 import { handlerFor } from '../formats/index.js';
 import type { PipelineDeps } from '../pipeline/deps.js';
 import { publishSourceFiles, releaseSourceFiles, sourceFileConflict, sourceFilesOf, type SourceFileRef } from './source-files.js';
-import { withPoolPathLock } from './pool-path-lock.js';
+import { poolLockPath, withPoolPathLock } from './pool-path-lock.js';
 
 export type AdmittedStatus = 'published' | 'pending_review' | 'quarantined';
 
@@ -115,8 +115,7 @@ async function store(deps: Pick<PipelineDeps, 'db' | 'files'>, state: UploadStat
   try {
     // An indexed package occupies its pool path: one admission at a time checks it, links there
     // and writes its row (a source package: its folder, which its other files share).
-    const lockedPath = sourceFiles.length ? row.pool_path.slice(0, row.pool_path.lastIndexOf('/')) : row.pool_path;
-    await (indexed ? withPoolPathLock(deps.db, lockedPath, place) : place(deps.db));
+    await (indexed ? withPoolPathLock(deps.db, poolLockPath(row, sourceFiles.length > 0), place) : place(deps.db));
   } catch (error) {
     if (!(error instanceof InsertRefused)) throw error;
     const existing = await findPackage(deps.db, row.distribution, row.name, row.version, row.arch);

@@ -26,6 +26,7 @@ import { isoUtc } from '../../domain/time.js';
 import type { PackageFiles } from '../../adapters/storage/interfaces.js';
 import { sourceDirOf } from '../formats/deb-source.js';
 import { publishSourceFiles, releaseSourceFiles, sourceFilesOf } from './source-files.js';
+import { poolLockPath, withPoolPathLock } from './pool-path-lock.js';
 
 export interface PromoteResult {
   package: string;
@@ -100,11 +101,15 @@ export class PackageLifecycle {
     });
     for (const codename of touched) await this.publisher.request(codename);
     // Files go only after the index no longer names them, and only when nothing else uses them.
+    // Under the pool path's lock: an upload of the same package linking it meanwhile keeps its file.
     for (const row of rows) {
-      if (isIndexed(row.status) && (await countReferences(this.db, 'pool_path', row.pool_path, true)) === 0) await this.files.unpublish(row.pool_path);
-      if ((await countReferences(this.db, 'sha256', row.sha256)) === 0) await this.files.forget(row.sha256);
-      // A source package's other files, unless another row still names them.
-      await releaseSourceFiles(this.db, this.files, sourceFilesOf(row), { unpublish: isIndexed(row.status), forget: true });
+      const sourceFiles = sourceFilesOf(row);
+      await withPoolPathLock(this.db, poolLockPath(row, sourceFiles.length > 0), async (db) => {
+        if (isIndexed(row.status) && (await countReferences(db, 'pool_path', row.pool_path, true)) === 0) await this.files.unpublish(row.pool_path);
+        if ((await countReferences(db, 'sha256', row.sha256)) === 0) await this.files.forget(row.sha256);
+        // A source package's other files, unless another row still names them.
+        await releaseSourceFiles(db, this.files, sourceFiles, { unpublish: isIndexed(row.status), forget: true });
+      });
     }
     for (const r of rows) {
       await this.audit.record({ action: 'DELETE', user: actor.username, result: 'SUCCESS', package: r.name, version: r.version, detail: `distribution=${r.distribution}; arch=${r.arch}; status=${r.status}`, ip: actor.ip });

@@ -7,10 +7,20 @@
  *
  * PostgreSQL: the admission runs in a transaction holding an advisory lock on the path, which
  * replicas sharing the database and the pool all take; its queries go through that transaction,
- * so it holds one connection, not two. SQLite is one process: a lock in memory.
+ * so it holds one connection, not two. SQLite is one process: a lock in memory. A deletion takes
+ * the same lock to decide whether the path's file goes, so it cannot remove a file an admission
+ * has just linked there for its row.
  */
 import { isPostgres, lockPoolPath } from '../../adapters/db/packages.table.js';
 import type { Db } from '../../adapters/db/index.js';
+
+/**
+ * The path a package's lock is taken on: its pool path, or for a source package (whose files,
+ * the .orig tarball shared between revisions among them, all go into its pool folder) the folder.
+ */
+export function poolLockPath(row: { pool_path: string }, hasSourceFiles: boolean): string {
+  return hasSourceFiles ? row.pool_path.slice(0, row.pool_path.lastIndexOf('/')) : row.pool_path;
+}
 
 /** Admissions under way in this process, by pool path: each waits for the one before it. */
 const tails = new Map<string, Promise<unknown>>();
