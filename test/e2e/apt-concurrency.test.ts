@@ -136,5 +136,42 @@ for (const backend of backends()) {
       const served = createHash('sha256').update(await readFile(join(t.dataDir, 'repo', row.pool_path))).digest('hex');
       assert.equal(served, row.sha256, 'the new row\'s pool file');
     });
+
+    it('a quarantine deciding whether the pool file goes holds the path: the same package uploaded to another distribution meanwhile keeps its file', async () => {
+      const name = 'held-quarantine';
+      const version = '1.5.0+ds1-1+b4';
+      const path = await buildDeb(work.dir, { name, version });
+      const upload = async (distribution: string) => {
+        const form = await multipartBody({ distribution }, { path });
+        return t.app.inject({ method: 'POST', url: '/upload', headers: { ...bearer(admin), ...form.headers }, payload: form.payload });
+      };
+      assert.equal((await upload('bookworm')).statusCode, 201);
+      const files = t.ctx.repo.files;
+      const unpublish = files.unpublish.bind(files);
+      let release = () => {};
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      let reached = () => {};
+      const atUnpublish = new Promise<void>((resolve) => (reached = resolve));
+      files.unpublish = async (poolPath: string) => {
+        reached();
+        await gate;
+        return unpublish(poolPath);
+      };
+      try {
+        const quarantining = t.ctx.security.decisions.quarantine(name, version, { arch: 'amd64', distribution: 'bookworm' }, 'held', { username: 'admin', ip: null });
+        await atUnpublish;
+        const uploading = upload('jammy');
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        release();
+        const [, uploaded] = await Promise.all([quarantining, uploading]);
+        assert.equal(uploaded.statusCode, 201, uploaded.body);
+      } finally {
+        delete (files as { unpublish?: unknown }).unpublish;
+      }
+      const row = await t.ctx.db.selectFrom('packages').select(['sha256', 'pool_path']).where('name', '=', name).where('distribution', '=', 'jammy').executeTakeFirstOrThrow();
+      const served = createHash('sha256').update(await readFile(join(t.dataDir, 'repo', row.pool_path))).digest('hex');
+      assert.equal(served, row.sha256, 'the jammy row\'s pool file');
+      assert.ok(await files.has(row.sha256), 'its stored file');
+    });
   });
 }

@@ -5,7 +5,7 @@
  * columns.
  */
 import { sql, type Selectable, type Updateable } from 'kysely';
-import { INDEXED_STATUSES, type PackageStatus } from '../../domain/distributions.js';
+import type { PackageStatus } from '../../domain/distributions.js';
 import type { Severity } from '../../domain/security/types.js';
 import type { Db } from './index.js';
 import type { PackagesTable } from './schema.js';
@@ -14,9 +14,6 @@ type StoredPackage = Selectable<PackagesTable>;
 
 /** What a status change writes to a package row. */
 export type PackageStatusValues = Pick<Updateable<PackagesTable>, 'status' | 'cve_status' | 'sla_deadline' | 'reasons' | 'findings' | 'updated_at' | 'seq'>;
-
-/** SQL parameter lists are bounded: larger path sets are queried in chunks. */
-const IN_CHUNK = 500;
 
 interface Page {
   page: number;
@@ -27,16 +24,6 @@ interface Page {
 
 export async function writePackageStatus(db: Db, id: string, values: PackageStatusValues): Promise<void> {
   await db.updateTable('packages').set(values).where('id', '=', id).execute();
-}
-
-/** The pool paths among `paths` that an indexed row still uses (one query per chunk, not per path). */
-export async function findIndexedPoolPaths(db: Db, paths: readonly string[]): Promise<Set<string>> {
-  const used = new Set<string>();
-  for (let i = 0; i < paths.length; i += IN_CHUNK) {
-    const rows = await db.selectFrom('packages').select('pool_path').where('pool_path', 'in', paths.slice(i, i + IN_CHUNK)).where('status', 'in', [...INDEXED_STATUSES]).execute();
-    for (const r of rows) used.add(r.pool_path);
-  }
-  return used;
 }
 
 /** How many other rows use the stored file `sha256` without being quarantined. */

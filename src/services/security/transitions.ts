@@ -8,7 +8,7 @@
 import type { Logger } from 'pino';
 import { replaceFindingRows, writeFindingRows } from '../../adapters/db/findings.table.js';
 import type { Db } from '../../adapters/db/index.js';
-import { countOtherUnquarantinedCopies, findIndexedPoolPaths, writePackageStatus, type PackageStatusValues } from '../../adapters/db/security.table.js';
+import { countOtherUnquarantinedCopies, writePackageStatus, type PackageStatusValues } from '../../adapters/db/security.table.js';
 import { isIndexed, type PackageStatus } from '../../domain/distributions.js';
 import type { StoredCveStatus } from '../../domain/security/policy.js';
 import { DomainError } from '../../domain/errors.js';
@@ -19,6 +19,7 @@ import type { Publisher } from '../publishing/publisher.js';
 import { isoUtc } from '../../domain/time.js';
 import { findingsJson } from './findings-store.js';
 import { publishSourceFiles, releaseSourceFiles, sourceFileConflict, sourceFilesOf } from '../packages/source-files.js';
+import { poolLockPath, withPoolPathLock } from '../packages/pool-path-lock.js';
 import type { StoredFinding } from '../../domain/security/index.js';
 
 /** What changes with the status (fields left undefined are kept). */
@@ -66,11 +67,14 @@ export class PackageTransitions {
   /** Re-sign every index the batch touched, then remove pool files no indexed row uses. */
   async flush(batch: TransitionBatch): Promise<void> {
     for (const codename of batch.publish) await this.deps.publisher.request(codename);
-    const paths = [...new Set(batch.unpublish.map((r) => r.pool_path))];
-    const stillUsed = await findIndexedPoolPaths(this.deps.db, paths);
-    for (const path of paths) if (!stillUsed.has(path)) await this.deps.files.unpublish(path);
-    // A source package's other files, unless an indexed source package still names them.
-    await releaseSourceFiles(this.deps.db, this.deps.files, batch.unpublish.flatMap((r) => sourceFilesOf(r)), { unpublish: true, forget: false });
+    // Each path under its lock (pool-path-lock.ts): an upload of the same package linking it
+    // meanwhile keeps its file.
+    const seen = new Set<string>();
+    for (const row of batch.unpublish) {
+      if (seen.has(row.pool_path)) continue;
+      seen.add(row.pool_path);
+      await this.underPoolPathLock(row, (db) => this.releasePoolFiles(db, row));
+    }
     batch.publish.clear();
     batch.unpublish.length = 0;
   }
@@ -180,31 +184,50 @@ export class PackageTransitions {
 
   /** After the commit: re-sign (now or in the batch), remove an unused pool file, quarantine the file. */
   private async finish(row: PackageRow, change: StatusChange, batch?: TransitionBatch): Promise<void> {
-    const { db, files, publisher } = this.deps;
     const wasIndexed = isIndexed(row.status);
     const willBeIndexed = isIndexed(change.status);
+    const leaving = wasIndexed && !willBeIndexed;
     if (batch) {
       if (wasIndexed !== willBeIndexed) batch.publish.add(row.distribution);
-      if (wasIndexed && !willBeIndexed) batch.unpublish.push(row);
-    } else {
-      if (wasIndexed !== willBeIndexed) await publisher.request(row.distribution);
-      if (wasIndexed && !willBeIndexed && (await countReferences(db, 'pool_path', row.pool_path, true)) === 0) await files.unpublish(row.pool_path);
-      if (wasIndexed && !willBeIndexed) await releaseSourceFiles(db, files, sourceFilesOf(row), { unpublish: true, forget: false });
+      if (leaving) batch.unpublish.push(row);
+    } else if (wasIndexed !== willBeIndexed) {
+      await this.deps.publisher.request(row.distribution);
     }
-    if (change.status === 'quarantined' && row.status !== 'quarantined') await this.quarantineFile(row);
+    const quarantining = change.status === 'quarantined' && row.status !== 'quarantined';
+    if ((leaving && !batch) || quarantining) {
+      await this.underPoolPathLock(row, async (db) => {
+        if (leaving && !batch) await this.releasePoolFiles(db, row);
+        if (quarantining) await this.quarantineFile(db, row);
+      });
+    }
+  }
+
+  /**
+   * What decides where a package's files go after its status changed runs under its pool path's
+   * lock (pool-path-lock.ts), as admission and deletion do: an upload of the same package linking
+   * or storing the same files meanwhile keeps them.
+   */
+  private underPoolPathLock(row: PackageRow, work: (db: Db) => Promise<void>): Promise<void> {
+    return withPoolPathLock(this.deps.db, poolLockPath(row, sourceFilesOf(row).length > 0), work);
+  }
+
+  /** Removes a package's pool file (and a source package's other files) once no indexed row names it. */
+  private async releasePoolFiles(db: Db, row: PackageRow): Promise<void> {
+    if ((await countReferences(db, 'pool_path', row.pool_path, true)) === 0) await this.deps.files.unpublish(row.pool_path);
+    await releaseSourceFiles(db, this.deps.files, sourceFilesOf(row), { unpublish: true, forget: false });
   }
 
   /** Move (or copy, when another row still uses the bytes) the file into the quarantine area. */
-  private async quarantineFile(row: PackageRow): Promise<void> {
+  private async quarantineFile(db: Db, row: PackageRow): Promise<void> {
     try {
       if (!(await this.deps.files.has(row.sha256))) return; // already in quarantine (antivirus) or gone
-      const otherUsers = (await countReferences(this.deps.db, 'sha256', row.sha256)) - 1;
-      const othersOutsideQuarantine = otherUsers > 0 ? await countOtherUnquarantinedCopies(this.deps.db, row.sha256, row.id) : 0;
+      const otherUsers = (await countReferences(db, 'sha256', row.sha256)) - 1;
+      const othersOutsideQuarantine = otherUsers > 0 ? await countOtherUnquarantinedCopies(db, row.sha256, row.id) : 0;
       await this.deps.files.quarantine(row.sha256, othersOutsideQuarantine > 0);
       // A source package's other files go too, copied when another row still names them.
       for (const f of sourceFilesOf(row)) {
         if (!(await this.deps.files.has(f.sha256))) continue;
-        const shared = (await countSourceFileReferences(this.deps.db, f.sha256)) > 1 || (await countReferences(this.deps.db, 'sha256', f.sha256)) > 0;
+        const shared = (await countSourceFileReferences(db, f.sha256)) > 1 || (await countReferences(db, 'sha256', f.sha256)) > 0;
         await this.deps.files.quarantine(f.sha256, shared);
       }
     } catch (error) {
