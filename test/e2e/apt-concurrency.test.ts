@@ -7,6 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { aptSandbox, exec } from '../helpers/apt.js';
 import { backends, bearer, startTestApp, type TestApp } from '../helpers/app.js';
 import { buildDeb } from '../../harness/debs.js';
+import { findPackage } from '../../src/adapters/db/packages.table.js';
 import { multipartBody } from '../../harness/multipart.js';
 import { makeTempDir } from '../helpers/tmp.js';
 
@@ -172,6 +173,54 @@ for (const backend of backends()) {
       const served = createHash('sha256').update(await readFile(join(t.dataDir, 'repo', row.pool_path))).digest('hex');
       assert.equal(served, row.sha256, 'the jammy row\'s pool file');
       assert.ok(await files.has(row.sha256), 'its stored file');
+    });
+
+    it('a held package entering the index takes its pool path under the lock: other bytes uploaded meanwhile to another distribution are refused', async () => {
+      const name = 'held-entry';
+      const version = '1:2.4.1+dfsg-0ubuntu1~22.04';
+      const [heldDeb, otherDeb] = await Promise.all(['held', 'other'].map((variant) =>
+        buildDeb(work.dir, { name, version, fileName: `${name}-${variant}.deb`, files: { [`usr/share/${name}/${variant}`]: `${variant}\n` } })));
+      const upload = async (path: string, distribution: string) => {
+        const form = await multipartBody({ distribution }, { path });
+        return t.app.inject({ method: 'POST', url: '/upload', headers: { ...bearer(admin), ...form.headers }, payload: form.payload });
+      };
+      assert.equal((await upload(heldDeb!, 'bookworm')).statusCode, 201);
+      // As if it had been held for review: out of the index, its file in the store only.
+      await t.ctx.db.updateTable('packages').set({ status: 'pending_review' }).where('name', '=', name).execute();
+      const held = (await findPackage(t.ctx.db, 'bookworm', name, version, 'amd64'))!;
+      await t.ctx.repo.files.unpublish(held.pool_path);
+      const files = t.ctx.repo.files;
+      const publish = files.publish.bind(files);
+      let release = () => {};
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      let reached = () => {};
+      const atPublish = new Promise<void>((resolve) => (reached = resolve));
+      let calls = 0;
+      files.publish = async (sha256: string, poolPath: string) => {
+        // Only the approval's link is held; the upload's goes through.
+        if (++calls === 1) {
+          reached();
+          await gate;
+        }
+        return publish(sha256, poolPath);
+      };
+      let uploaded;
+      try {
+        const approving = t.ctx.security.transitions.apply(held, { status: 'published' });
+        await atPublish;
+        const uploading = upload(otherDeb!, 'jammy');
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        release();
+        [, uploaded] = await Promise.all([approving, uploading]);
+      } finally {
+        delete (files as { publish?: unknown }).publish;
+      }
+      assert.equal(uploaded.statusCode, 409, uploaded.body);
+      assert.equal(uploaded.json().code, 'pool_conflict');
+      const rows = await t.ctx.db.selectFrom('packages').select(['sha256', 'pool_path', 'status']).where('name', '=', name).execute();
+      assert.deepEqual(rows.map((r) => r.status), ['published']);
+      const served = createHash('sha256').update(await readFile(join(t.dataDir, 'repo', rows[0]!.pool_path))).digest('hex');
+      assert.equal(served, rows[0]!.sha256);
     });
   });
 }

@@ -22,28 +22,43 @@ export function poolLockPath(row: { pool_path: string }, hasSourceFiles: boolean
   return hasSourceFiles ? row.pool_path.slice(0, row.pool_path.lastIndexOf('/')) : row.pool_path;
 }
 
-/** Admissions under way in this process, by pool path: each waits for the one before it. */
+/** Work under way in this process, by pool path: each waits for the one before it. */
 const tails = new Map<string, Promise<unknown>>();
 
 /**
- * Runs `admit` holding the pool path's lock; `admit` gets the database handle to use (on
+ * Runs `work` holding the pool path's lock; `work` gets the database handle to use (on
  * PostgreSQL a transaction: what it writes commits or rolls back with it, and it must not open
  * another).
  */
-export async function withPoolPathLock<T>(db: Db, poolPath: string, admit: (db: Db) => Promise<T>): Promise<T> {
+export function withPoolPathLock<T>(db: Db, poolPath: string, work: (db: Db) => Promise<T>): Promise<T> {
+  return withPoolPathLocks(db, [poolPath], work);
+}
+
+/**
+ * The same for several paths at once (a rescan bringing packages into the index in one
+ * transaction), always taken in the same order, so two holders of overlapping sets cannot each
+ * wait for the other.
+ */
+export async function withPoolPathLocks<T>(db: Db, poolPaths: readonly string[], work: (db: Db) => Promise<T>): Promise<T> {
+  const paths = [...new Set(poolPaths)].sort();
   if (isPostgres(db)) {
     return db.transaction().execute(async (trx) => {
-      await lockPoolPath(trx, poolPath);
-      return admit(trx);
+      for (const path of paths) await lockPoolPath(trx, path);
+      return work(trx);
     });
   }
-  const before = tails.get(poolPath) ?? Promise.resolve();
-  const run = before.catch(() => undefined).then(() => admit(db));
+  const from = (i: number): Promise<T> => (i === paths.length ? work(db) : inProcess(paths[i]!, () => from(i + 1)));
+  return from(0);
+}
+
+async function inProcess<T>(path: string, work: () => Promise<T>): Promise<T> {
+  const before = tails.get(path) ?? Promise.resolve();
+  const run = before.catch(() => undefined).then(work);
   const tail = run.catch(() => undefined);
-  tails.set(poolPath, tail);
+  tails.set(path, tail);
   try {
     return await run;
   } finally {
-    if (tails.get(poolPath) === tail) tails.delete(poolPath);
+    if (tails.get(path) === tail) tails.delete(path);
   }
 }

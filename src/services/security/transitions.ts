@@ -19,7 +19,7 @@ import type { Publisher } from '../publishing/publisher.js';
 import { isoUtc } from '../../domain/time.js';
 import { findingsJson } from './findings-store.js';
 import { publishSourceFiles, releaseSourceFiles, sourceFileConflict, sourceFilesOf } from '../packages/source-files.js';
-import { poolLockPath, withPoolPathLock } from '../packages/pool-path-lock.js';
+import { poolLockPath, withPoolPathLock, withPoolPathLocks } from '../packages/pool-path-lock.js';
 import type { StoredFinding } from '../../domain/security/index.js';
 
 /** What changes with the status (fields left undefined are kept). */
@@ -81,9 +81,14 @@ export class PackageTransitions {
 
   /** Apply `change` to `row`; returns the updated row. With a batch, re-signing waits for `flush`. */
   async apply(row: PackageRow, change: StatusChange, batch?: TransitionBatch): Promise<PackageRow> {
-    await this.prepare(row, change);
     const updated = this.updatedRow(row, change);
-    await this.deps.db.transaction().execute((trx) => this.write(trx, row, change, updated));
+    const commit = async (db: Db) => {
+      await this.prepare(db, row, change);
+      await inTransaction(db, (trx) => this.write(trx, row, change, updated));
+    };
+    // Entering the index, the package takes its pool path: checked, linked and written under the
+    // path's lock, as an admission is (pool-path-lock.ts).
+    await (entersIndex(row, change) ? this.underPoolPathLock(row, commit) : commit(this.deps.db));
     await this.finish(row, change, batch);
     return updated;
   }
@@ -91,30 +96,35 @@ export class PackageTransitions {
   /**
    * Apply many changes in one transaction (a whole-distribution rescan: one commit instead of
    * one per package); re-signing waits for `flush(batch)`. A change whose file step fails (pool
-   * conflict, missing file) is skipped and reported as its Error.
+   * conflict, missing file) is skipped and reported as its Error. The packages entering the index
+   * hold their pool paths' locks until that transaction ends.
    */
   async applyMany(items: ReadonlyArray<{ row: PackageRow; change: StatusChange }>, batch: TransitionBatch): Promise<Array<PackageRow | Error>> {
     const results: Array<PackageRow | Error> = [];
     const ready: Array<{ row: PackageRow; change: StatusChange; updated: PackageRow }> = [];
-    for (const { row, change } of items) {
-      try {
-        await this.prepare(row, change);
-        const updated = this.updatedRow(row, change);
-        ready.push({ row, change, updated });
-        results.push(updated);
-      } catch (error) {
-        results.push(error instanceof Error ? error : new Error(String(error)));
+    const commit = async (db: Db) => {
+      for (const { row, change } of items) {
+        try {
+          await this.prepare(db, row, change);
+          const updated = this.updatedRow(row, change);
+          ready.push({ row, change, updated });
+          results.push(updated);
+        } catch (error) {
+          results.push(error instanceof Error ? error : new Error(String(error)));
+        }
       }
-    }
-    if (ready.length > 0) await this.deps.db.transaction().execute((trx) => this.writeMany(trx, ready));
+      if (ready.length > 0) await inTransaction(db, (trx) => this.writeMany(trx, ready));
+    };
+    const entering = items.filter(({ row, change }) => entersIndex(row, change)).map(({ row }) => poolLockPath(row, sourceFilesOf(row).length > 0));
+    await (entering.length ? withPoolPathLocks(this.deps.db, entering, commit) : commit(this.deps.db));
     for (const r of ready) await this.finish(r.row, r.change, batch);
     return results;
   }
 
   /** Before the database changes: a package entering the index gets its pool file. */
-  private async prepare(row: PackageRow, change: StatusChange): Promise<void> {
-    const { db, files } = this.deps;
-    if (!isIndexed(change.status) || isIndexed(row.status)) return;
+  private async prepare(db: Db, row: PackageRow, change: StatusChange): Promise<void> {
+    const { files } = this.deps;
+    if (!entersIndex(row, change)) return;
     const other = await findPoolConflict(db, row.pool_path, row.sha256);
     if (other) {
       throw new DomainError('conflict', 'pool_conflict', `${row.pool_path} already holds different content (published in ${other.distribution})`, {
@@ -235,4 +245,11 @@ export class PackageTransitions {
       this.deps.log.error({ err: error, package: row.name, version: row.version }, 'could not move the file to quarantine');
     }
   }
+}
+
+const entersIndex = (row: PackageRow, change: StatusChange) => isIndexed(change.status) && !isIndexed(row.status);
+
+/** Runs `write` in a transaction: `db` itself when it is one already (a pool path's lock on PostgreSQL). */
+function inTransaction<T>(db: Db, write: (trx: Db) => Promise<T>): Promise<T> {
+  return db.isTransaction ? write(db) : db.transaction().execute(write);
 }
