@@ -9,6 +9,7 @@ import {
   countReferences,
   deletePackageRow,
   findPackage,
+  findPoolConflict,
   indexedPackages,
   insertPackage,
   packageRows,
@@ -26,7 +27,7 @@ import { isoUtc } from '../../domain/time.js';
 import type { PackageFiles } from '../../adapters/storage/interfaces.js';
 import { sourceDirOf } from '../formats/deb-source.js';
 import { publishSourceFiles, releaseSourceFiles, sourceFilesOf } from './source-files.js';
-import { poolLockPath, withPoolPathLock } from './pool-path-lock.js';
+import { inTransaction, poolLockPath, withPoolPathLock } from './pool-path-lock.js';
 
 export interface PromoteResult {
   package: string;
@@ -181,10 +182,10 @@ export class PackageLifecycle {
   }
 
   /** The row already in the target with the same name/version/arch, if any; throws when its bytes differ. */
-  private async conflictIn(row: PackageRow, target: Distribution): Promise<PackageRow | undefined> {
+  private async conflictIn(row: PackageRow, target: Distribution, db: Db = this.db): Promise<PackageRow | undefined> {
     // The copy goes to the component the package is in: the target must have it.
     componentFor(target, row.component);
-    const existing = await findPackage(this.db, target.codename, row.name, row.version, row.arch);
+    const existing = await findPackage(db, target.codename, row.name, row.version, row.arch);
     if (existing && existing.upload_sha256 !== row.upload_sha256) {
       throw new DomainError('conflict', 'version_exists', `${row.name} ${row.version} (${row.arch}) already exists in ${target.codename} with different content`, {
         existing_sha256: existing.upload_sha256,
@@ -194,35 +195,48 @@ export class PackageLifecycle {
     return existing;
   }
 
+  /**
+   * One copy, under its pool path's lock (pool-path-lock.ts) as an admission: an upload into the
+   * target meanwhile cannot link other bytes at the path between this copy's check and its row.
+   */
   private async copy(row: PackageRow, target: Distribution): Promise<PromoteResult> {
     const base = { package: row.name, version: row.version, arch: row.arch, from: row.distribution, to: target.codename, status: row.status };
-    const existing = await this.conflictIn(row, target);
-    if (existing) return { ...base, status: existing.status, result: 'already_present' };
     const handler = handlerFor(row.format as Distribution['format']);
-    const pkg = inspectedFromRow(row);
-    const poolPath = handler.poolPath(pkg, target, componentFor(target, row.component), rewrittenFile(row));
-    if (isIndexed(row.status)) {
-      await this.files.publish(row.sha256, poolPath);
-      await publishSourceFiles(this.files, sourceFilesOf(row), sourceDirOf(poolPath));
-    }
-    const now = isoUtc();
-    const copy: PackageRow = {
-      ...row,
-      id: randomUUID(),
-      distribution: target.codename,
-      pool_path: poolPath,
-      index_entry: handler.relocateIndexEntry(row.index_entry, row.pool_path, poolPath),
-      seq: 0,
-      created_at: now,
-      updated_at: now,
-    };
-    await this.db.transaction().execute(async (trx) => {
-      await insertPackage(trx, copy, []);
-      await copyProvides(trx, row.id, copy.id, target.codename);
-      // The copy keeps the findings it was admitted with (it is not re-scanned).
-      await copyFindings(trx, row.id, copy.id);
+    const poolPath = handler.poolPath(inspectedFromRow(row), target, componentFor(target, row.component), rewrittenFile(row));
+    const sourceFiles = sourceFilesOf(row);
+    return withPoolPathLock(this.db, poolLockPath({ pool_path: poolPath }, sourceFiles.length > 0), async (db): Promise<PromoteResult> => {
+      const existing = await this.conflictIn(row, target, db);
+      if (existing) return { ...base, status: existing.status, result: 'already_present' };
+      if (isIndexed(row.status)) {
+        const other = await findPoolConflict(db, poolPath, row.sha256);
+        if (other) {
+          throw new DomainError('conflict', 'pool_conflict', `${poolPath} already holds different content (published in ${other.distribution})`, {
+            existing_sha256: other.sha256,
+            incoming_sha256: row.sha256,
+          });
+        }
+        await this.files.publish(row.sha256, poolPath);
+        await publishSourceFiles(this.files, sourceFiles, sourceDirOf(poolPath));
+      }
+      const now = isoUtc();
+      const copy: PackageRow = {
+        ...row,
+        id: randomUUID(),
+        distribution: target.codename,
+        pool_path: poolPath,
+        index_entry: handler.relocateIndexEntry(row.index_entry, row.pool_path, poolPath),
+        seq: 0,
+        created_at: now,
+        updated_at: now,
+      };
+      await inTransaction(db, async (trx) => {
+        await insertPackage(trx, copy, []);
+        await copyProvides(trx, row.id, copy.id, target.codename);
+        // The copy keeps the findings it was admitted with (it is not re-scanned).
+        await copyFindings(trx, row.id, copy.id);
+      });
+      return { ...base, result: 'copied' };
     });
-    return { ...base, result: 'copied' };
   }
 
   /**

@@ -22,6 +22,11 @@ export function poolLockPath(row: { pool_path: string }, hasSourceFiles: boolean
   return hasSourceFiles ? row.pool_path.slice(0, row.pool_path.lastIndexOf('/')) : row.pool_path;
 }
 
+/** Runs `write` in a transaction: `db` itself when it is one already (a pool path's lock on PostgreSQL). */
+export function inTransaction<T>(db: Db, write: (trx: Db) => Promise<T>): Promise<T> {
+  return db.isTransaction ? write(db) : db.transaction().execute(write);
+}
+
 /** Work under way in this process, by pool path: each waits for the one before it. */
 const tails = new Map<string, Promise<unknown>>();
 

@@ -19,7 +19,7 @@ import type { Publisher } from '../publishing/publisher.js';
 import { isoUtc } from '../../domain/time.js';
 import { findingsJson } from './findings-store.js';
 import { publishSourceFiles, releaseSourceFiles, sourceFileConflict, sourceFilesOf } from '../packages/source-files.js';
-import { poolLockPath, withPoolPathLock, withPoolPathLocks } from '../packages/pool-path-lock.js';
+import { inTransaction, poolLockPath, withPoolPathLock, withPoolPathLocks } from '../packages/pool-path-lock.js';
 import type { StoredFinding } from '../../domain/security/index.js';
 
 /** What changes with the status (fields left undefined are kept). */
@@ -248,8 +248,3 @@ export class PackageTransitions {
 }
 
 const entersIndex = (row: PackageRow, change: StatusChange) => isIndexed(change.status) && !isIndexed(row.status);
-
-/** Runs `write` in a transaction: `db` itself when it is one already (a pool path's lock on PostgreSQL). */
-function inTransaction<T>(db: Db, write: (trx: Db) => Promise<T>): Promise<T> {
-  return db.isTransaction ? write(db) : db.transaction().execute(write);
-}
