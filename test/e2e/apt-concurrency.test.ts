@@ -10,8 +10,41 @@ import { buildDeb } from '../../harness/debs.js';
 import { findPackage } from '../../src/adapters/db/packages.table.js';
 import { multipartBody } from '../../harness/multipart.js';
 import { makeTempDir } from '../helpers/tmp.js';
+import type { PackageFiles } from '../../src/adapters/storage/interfaces.js';
 
 const COUNT = 20;
+
+/**
+ * Runs `first` until it calls `files[method]`, holds that call, runs `meanwhile`, and lets the
+ * call go on 300 ms later: the other work reaches the held step's moment exactly. Answers both.
+ */
+async function whileHeldAt<A, B>(files: PackageFiles, method: 'publish' | 'unpublish', first: () => Promise<A>, meanwhile: () => Promise<B>): Promise<[A, B]> {
+  const original = files[method].bind(files) as (...args: string[]) => Promise<void>;
+  let release = () => {};
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  let reached = () => {};
+  const atCall = new Promise<void>((resolve) => (reached = resolve));
+  let calls = 0;
+  Object.assign(files, {
+    [method]: async (...args: string[]) => {
+      if (++calls === 1) {
+        reached();
+        await gate;
+      }
+      return original(...args);
+    },
+  });
+  try {
+    const held = first();
+    await Promise.race([atCall, held.then(() => Promise.reject(new Error(`${method} was never called`)))]);
+    const other = meanwhile();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    release();
+    return await Promise.all([held, other]);
+  } finally {
+    delete (files as Partial<Record<typeof method, unknown>>)[method];
+  }
+}
 
 for (const backend of backends()) {
   describe(`concurrent uploads into one distribution (${backend})`, () => {
@@ -31,6 +64,13 @@ for (const backend of backends()) {
       await t.close();
       await work.cleanup();
     });
+
+    const upload = async (path: string, distribution = 'bookworm') => {
+      const form = await multipartBody({ distribution }, { path });
+      return t.app.inject({ method: 'POST', url: '/upload', headers: { ...bearer(admin), ...form.headers }, payload: form.payload });
+    };
+    /** SHA-256 of what the published tree serves at a pool path (`apt/pool/…`). */
+    const servedSha256 = async (poolPath: string) => createHash('sha256').update(await readFile(join(t.dataDir, 'repo', poolPath))).digest('hex');
 
     it(`publishes all ${COUNT} parallel uploads in the signed index, appending rather than rewriting`, async () => {
       const debs = await Promise.all(
@@ -79,11 +119,11 @@ for (const backend of backends()) {
         const distributions = round % 2 ? ['bookworm', 'jammy'] : ['bookworm', 'bookworm'];
         const debs = await Promise.all(['one', 'two'].map((variant) =>
           buildDeb(work.dir, { name, version, fileName: `${name}-${variant}.deb`, files: { [`usr/share/${name}/${variant}`]: `${variant}\n` } })));
-        const answers = await Promise.all(debs.map(async (path, i) => {
-          const form = await multipartBody({ distribution: distributions[i]! }, { path });
-          const res = await t.app.inject({ method: 'POST', url: '/upload', headers: { ...bearer(admin), ...form.headers }, payload: form.payload });
-          return { status: res.statusCode, distribution: distributions[i]!, sha256: createHash('sha256').update(await readFile(path)).digest('hex') };
-        }));
+        const answers = await Promise.all(debs.map(async (path, i) => ({
+          status: (await upload(path, distributions[i]!)).statusCode,
+          distribution: distributions[i]!,
+          sha256: createHash('sha256').update(await readFile(path)).digest('hex'),
+        })));
         assert.deepEqual(answers.map((a) => a.status).sort(), [201, 409], `round ${round}`);
         const winner = answers.find((a) => a.status === 201)!;
         // A distribution nothing was published to yet has no index at all.
@@ -93,8 +133,7 @@ for (const backend of backends()) {
         assert.match(stanza, new RegExp(`^SHA256: ${winner.sha256}$`, 'm'));
         if (round % 2) assert.equal(await stanzaIn(answers.find((a) => a.status === 409)!.distribution), undefined);
         const filename = /^Filename: (.+)$/m.exec(stanza)![1]!;
-        const served = createHash('sha256').update(await readFile(join(t.dataDir, 'repo', 'apt', filename))).digest('hex');
-        assert.equal(served, winner.sha256, `round ${round}: the pool file is not the indexed package's`);
+        assert.equal(await servedSha256(`apt/${filename}`), winner.sha256, `round ${round}: the pool file is not the indexed package's`);
       }
     });
 
@@ -102,77 +141,31 @@ for (const backend of backends()) {
       const name = 'held-delete';
       const version = '2:0.9~rc1-3';
       const path = await buildDeb(work.dir, { name, version });
-      const upload = async () => {
-        const form = await multipartBody({ distribution: 'bookworm' }, { path });
-        return t.app.inject({ method: 'POST', url: '/upload', headers: { ...bearer(admin), ...form.headers }, payload: form.payload });
-      };
-      assert.equal((await upload()).statusCode, 201);
-      // The deletion is held just before it removes the pool file (nothing names it any more).
-      const files = t.ctx.repo.files;
-      const unpublish = files.unpublish.bind(files);
-      let release = () => {};
-      const gate = new Promise<void>((resolve) => (release = resolve));
-      let reached = () => {};
-      const atUnpublish = new Promise<void>((resolve) => (reached = resolve));
-      files.unpublish = async (poolPath: string) => {
-        reached();
-        await gate;
-        return unpublish(poolPath);
-      };
-      try {
-        const deleting = t.app.inject({ method: 'DELETE', url: `/artifacts/${name}/${encodeURIComponent(version)}?distribution=bookworm`, headers: bearer(admin) });
-        await atUnpublish;
-        // The same package uploaded again meanwhile: without the lock it links its file and writes
-        // its row now, and the held deletion then removes the file its row names.
-        const uploading = upload();
-        await new Promise((resolve) => setTimeout(resolve, 300));
-        release();
-        const [deleted, uploaded] = await Promise.all([deleting, uploading]);
-        assert.equal(deleted.statusCode, 200, deleted.body);
-        assert.equal(uploaded.statusCode, 201, uploaded.body);
-      } finally {
-        delete (files as { unpublish?: unknown }).unpublish;
-      }
+      assert.equal((await upload(path)).statusCode, 201);
+      // The deletion is held just before it removes the pool file (nothing names it any more), and
+      // the same package uploaded again meanwhile: without the lock it links its file and writes
+      // its row then, and the held deletion removes the file its row names.
+      const [deleted, uploaded] = await whileHeldAt(t.ctx.repo.files, 'unpublish',
+        () => t.app.inject({ method: 'DELETE', url: `/artifacts/${name}/${encodeURIComponent(version)}?distribution=bookworm`, headers: bearer(admin) }),
+        () => upload(path));
+      assert.equal(deleted.statusCode, 200, deleted.body);
+      assert.equal(uploaded.statusCode, 201, uploaded.body);
       const row = await t.ctx.db.selectFrom('packages').select(['sha256', 'pool_path']).where('name', '=', name).executeTakeFirstOrThrow();
-      const served = createHash('sha256').update(await readFile(join(t.dataDir, 'repo', row.pool_path))).digest('hex');
-      assert.equal(served, row.sha256, 'the new row\'s pool file');
+      assert.equal(await servedSha256(row.pool_path), row.sha256, 'the new row\'s pool file');
     });
 
     it('a quarantine deciding whether the pool file goes holds the path: the same package uploaded to another distribution meanwhile keeps its file', async () => {
       const name = 'held-quarantine';
       const version = '1.5.0+ds1-1+b4';
       const path = await buildDeb(work.dir, { name, version });
-      const upload = async (distribution: string) => {
-        const form = await multipartBody({ distribution }, { path });
-        return t.app.inject({ method: 'POST', url: '/upload', headers: { ...bearer(admin), ...form.headers }, payload: form.payload });
-      };
-      assert.equal((await upload('bookworm')).statusCode, 201);
-      const files = t.ctx.repo.files;
-      const unpublish = files.unpublish.bind(files);
-      let release = () => {};
-      const gate = new Promise<void>((resolve) => (release = resolve));
-      let reached = () => {};
-      const atUnpublish = new Promise<void>((resolve) => (reached = resolve));
-      files.unpublish = async (poolPath: string) => {
-        reached();
-        await gate;
-        return unpublish(poolPath);
-      };
-      try {
-        const quarantining = t.ctx.security.decisions.quarantine(name, version, { arch: 'amd64', distribution: 'bookworm' }, 'held', { username: 'admin', ip: null });
-        await atUnpublish;
-        const uploading = upload('jammy');
-        await new Promise((resolve) => setTimeout(resolve, 300));
-        release();
-        const [, uploaded] = await Promise.all([quarantining, uploading]);
-        assert.equal(uploaded.statusCode, 201, uploaded.body);
-      } finally {
-        delete (files as { unpublish?: unknown }).unpublish;
-      }
+      assert.equal((await upload(path)).statusCode, 201);
+      const [, uploaded] = await whileHeldAt(t.ctx.repo.files, 'unpublish',
+        () => t.ctx.security.decisions.quarantine(name, version, { arch: 'amd64', distribution: 'bookworm' }, 'held', { username: 'admin', ip: null }),
+        () => upload(path, 'jammy'));
+      assert.equal(uploaded.statusCode, 201, uploaded.body);
       const row = await t.ctx.db.selectFrom('packages').select(['sha256', 'pool_path']).where('name', '=', name).where('distribution', '=', 'jammy').executeTakeFirstOrThrow();
-      const served = createHash('sha256').update(await readFile(join(t.dataDir, 'repo', row.pool_path))).digest('hex');
-      assert.equal(served, row.sha256, 'the jammy row\'s pool file');
-      assert.ok(await files.has(row.sha256), 'its stored file');
+      assert.equal(await servedSha256(row.pool_path), row.sha256, 'the jammy row\'s pool file');
+      assert.ok(await t.ctx.repo.files.has(row.sha256), 'its stored file');
     });
 
     it('a held package entering the index takes its pool path under the lock: other bytes uploaded meanwhile to another distribution are refused', async () => {
@@ -180,47 +173,20 @@ for (const backend of backends()) {
       const version = '1:2.4.1+dfsg-0ubuntu1~22.04';
       const [heldDeb, otherDeb] = await Promise.all(['held', 'other'].map((variant) =>
         buildDeb(work.dir, { name, version, fileName: `${name}-${variant}.deb`, files: { [`usr/share/${name}/${variant}`]: `${variant}\n` } })));
-      const upload = async (path: string, distribution: string) => {
-        const form = await multipartBody({ distribution }, { path });
-        return t.app.inject({ method: 'POST', url: '/upload', headers: { ...bearer(admin), ...form.headers }, payload: form.payload });
-      };
-      assert.equal((await upload(heldDeb!, 'bookworm')).statusCode, 201);
+      assert.equal((await upload(heldDeb!)).statusCode, 201);
       // As if it had been held for review: out of the index, its file in the store only.
       await t.ctx.db.updateTable('packages').set({ status: 'pending_review' }).where('name', '=', name).execute();
       const held = (await findPackage(t.ctx.db, 'bookworm', name, version, 'amd64'))!;
       await t.ctx.repo.files.unpublish(held.pool_path);
-      const files = t.ctx.repo.files;
-      const publish = files.publish.bind(files);
-      let release = () => {};
-      const gate = new Promise<void>((resolve) => (release = resolve));
-      let reached = () => {};
-      const atPublish = new Promise<void>((resolve) => (reached = resolve));
-      let calls = 0;
-      files.publish = async (sha256: string, poolPath: string) => {
-        // Only the approval's link is held; the upload's goes through.
-        if (++calls === 1) {
-          reached();
-          await gate;
-        }
-        return publish(sha256, poolPath);
-      };
-      let uploaded;
-      try {
-        const approving = t.ctx.security.transitions.apply(held, { status: 'published' });
-        await atPublish;
-        const uploading = upload(otherDeb!, 'jammy');
-        await new Promise((resolve) => setTimeout(resolve, 300));
-        release();
-        [, uploaded] = await Promise.all([approving, uploading]);
-      } finally {
-        delete (files as { publish?: unknown }).publish;
-      }
+      // The approval held at its link (the upload's own link goes through).
+      const [, uploaded] = await whileHeldAt(t.ctx.repo.files, 'publish',
+        () => t.ctx.security.transitions.apply(held, { status: 'published' }),
+        () => upload(otherDeb!, 'jammy'));
       assert.equal(uploaded.statusCode, 409, uploaded.body);
       assert.equal(uploaded.json().code, 'pool_conflict');
       const rows = await t.ctx.db.selectFrom('packages').select(['sha256', 'pool_path', 'status']).where('name', '=', name).execute();
       assert.deepEqual(rows.map((r) => r.status), ['published']);
-      const served = createHash('sha256').update(await readFile(join(t.dataDir, 'repo', rows[0]!.pool_path))).digest('hex');
-      assert.equal(served, rows[0]!.sha256);
+      assert.equal(await servedSha256(rows[0]!.pool_path), rows[0]!.sha256);
     });
   });
 }
