@@ -1,15 +1,16 @@
 /**
- * One admission at a time per pool path. Admission checks that no indexed package holds the path
- * with other bytes, puts its file there, then writes its row; two uploads of the same name,
- * version and architecture with different bytes, run side by side, both passed the check, both
- * linked their file (the last one won the name) and one row was refused: the index then listed
- * the other's digests, and apt refused the file it served (test/e2e/apt-concurrency.test.ts).
+ * One writer at a time per pool path. Whatever decides what a pool path holds does it under the
+ * path's lock: an admission (no indexed package holds the path with other bytes, link, insert the
+ * row), a promotion's copy, a package entering the index (approval, a rescan), and the clean-up
+ * after a deletion or after a package leaves the index (is the file still named? then keep it).
+ * Without it, two uploads of the same name, version and architecture with other bytes both linked
+ * their file and the pool served the refused one's bytes under the published one's digests; a
+ * deletion or a quarantine removed the file an upload of the same package had just linked for its
+ * row (test/e2e/apt-concurrency.test.ts).
  *
- * PostgreSQL: the admission runs in a transaction holding an advisory lock on the path, which
- * replicas sharing the database and the pool all take; its queries go through that transaction,
- * so it holds one connection, not two. SQLite is one process: a lock in memory. A deletion takes
- * the same lock to decide whether the path's file goes, so it cannot remove a file an admission
- * has just linked there for its row.
+ * PostgreSQL: the work runs in a transaction holding an advisory lock on the path, which replicas
+ * sharing the database and the pool all take; its queries go through that transaction, so it holds
+ * one connection, not two. SQLite is one process: a lock in memory.
  */
 import { isPostgres, lockPoolPath } from '../../adapters/db/packages.table.js';
 import type { Db } from '../../adapters/db/index.js';
