@@ -12,6 +12,7 @@ import {
   listDistributions,
   markDistributionRetired,
   poolPathsOnlyIn,
+  poolPathUsedOutside,
   saveDistributionDefinition,
   type DistributionRow,
 } from '../adapters/db/distributions.table.js';
@@ -21,6 +22,7 @@ import { distributionFromSpec, specOf, type DistributionSpec } from '../domain/d
 import { BUILT_IN_DISTRIBUTIONS, findDistribution, independentArchitecture, isIndexed, setDistributions, type Distribution } from '../domain/distributions.js';
 import { packagesInDistribution } from '../adapters/db/packages.table.js';
 import { releaseSourceFiles, sourceFilesOf } from './packages/source-files.js';
+import { withPoolPathLocks } from './packages/pool-path-lock.js';
 import { rpmPathInTree, rpmTreeRoot } from '../domain/repo/rpm/tree.js';
 import { DomainError } from '../domain/errors.js';
 import { isoUtc } from '../domain/time.js';
@@ -153,7 +155,13 @@ export class DistributionService {
     await this.refresh();
     await this.deps.publisher.idle();
     await this.deps.files.removePublishedTree(dist.format === 'deb' ? `apt/dists/${codename}` : `rpm/${codename}`);
-    for (const path of onlyHere) await this.deps.files.unpublish(path);
+    // Each under its pool path's lock (pool-path-lock.ts; a source package's is its folder), asked
+    // again there: the same package uploaded to another distribution meanwhile keeps its file.
+    for (const path of onlyHere) {
+      await withPoolPathLocks(this.deps.db, [path, path.slice(0, path.lastIndexOf('/'))], async (db) => {
+        if (!(await poolPathUsedOutside(db, path, codename))) await this.deps.files.unpublish(path);
+      });
+    }
     await releaseSourceFiles(this.deps.db, this.deps.files, sourceFiles, { unpublish: true, forget: false, exceptDistribution: codename });
     await this.deps.audit.record({ action: 'DISTRIBUTION_RETIRE', user: actor.username, result: 'SUCCESS', detail: `codename=${codename}; pool files removed=${onlyHere.length}`, ip: actor.ip });
   }

@@ -188,5 +188,17 @@ for (const backend of backends()) {
       assert.deepEqual(rows.map((r) => r.status), ['published']);
       assert.equal(await servedSha256(rows[0]!.pool_path), rows[0]!.sha256);
     });
+
+    it('a retirement removing the pool files only it uses holds each path: the same package uploaded to another distribution meanwhile keeps its file', async () => {
+      const path = await buildDeb(work.dir, { name: 'held-retire', version: '0.9~rc1+dfsg-2' });
+      assert.equal((await upload(path, 'noble')).statusCode, 201);
+      const [retired, uploaded] = await whileHeldAt(t.ctx.repo.files, 'unpublish',
+        () => t.app.inject({ method: 'DELETE', url: '/distributions/noble', headers: bearer(admin) }),
+        () => upload(path, 'jammy'));
+      assert.equal(retired.statusCode, 200, retired.body);
+      assert.equal(uploaded.statusCode, 201, uploaded.body);
+      const row = await t.ctx.db.selectFrom('packages').select(['sha256', 'pool_path']).where('name', '=', 'held-retire').where('distribution', '=', 'jammy').executeTakeFirstOrThrow();
+      assert.equal(await servedSha256(row.pool_path), row.sha256, 'the jammy row\'s pool file');
+    });
   });
 }

@@ -173,6 +173,18 @@ export async function markDistributionRetired(db: Db, codename: string, retiredA
   await db.updateTable('distributions').set({ retired_at: retiredAt }).where('codename', '=', codename).execute();
 }
 
+/** Whether an indexed package of another distribution than `codename` is published at `poolPath`. */
+export async function poolPathUsedOutside(db: Db, poolPath: string, codename: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('packages')
+    .select('id')
+    .where('pool_path', '=', poolPath)
+    .where('distribution', '<>', codename)
+    .where('status', 'in', INDEXED_STATUSES)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
 /** Pool paths the distribution's indexed packages are published at that no other distribution's indexed package uses. */
 export async function poolPathsOnlyIn(db: Db, codename: string): Promise<string[]> {
   const rows = await db
