@@ -2,7 +2,8 @@
  * One writer at a time per pool path. Whatever decides what a pool path holds does it under the
  * path's lock: an admission (no indexed package holds the path with other bytes, link, insert the
  * row), a promotion's copy, a package entering the index (approval, a rescan), and the clean-up
- * after a deletion or after a package leaves the index (is the file still named? then keep it).
+ * after a deletion, a retirement or a package leaving the index (is the file still named? then
+ * keep it).
  * Without it, two uploads of the same name, version and architecture with other bytes both linked
  * their file and the pool served the refused one's bytes under the published one's digests; a
  * deletion or a quarantine removed the file an upload of the same package had just linked for its
