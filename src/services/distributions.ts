@@ -22,7 +22,7 @@ import { distributionFromSpec, specOf, type DistributionSpec } from '../domain/d
 import { BUILT_IN_DISTRIBUTIONS, findDistribution, independentArchitecture, isIndexed, setDistributions, type Distribution } from '../domain/distributions.js';
 import { packagesInDistribution } from '../adapters/db/packages.table.js';
 import { releaseSourceFiles, sourceFilesOf } from './packages/source-files.js';
-import { withPoolPathLocks } from './packages/pool-path-lock.js';
+import { poolLockPath, withPoolPathLocks } from './packages/pool-path-lock.js';
 import { rpmPathInTree, rpmTreeRoot } from '../domain/repo/rpm/tree.js';
 import { DomainError } from '../domain/errors.js';
 import { isoUtc } from '../domain/time.js';
@@ -158,7 +158,7 @@ export class DistributionService {
     // Each under its pool path's lock (pool-path-lock.ts; a source package's is its folder), asked
     // again there: the same package uploaded to another distribution meanwhile keeps its file.
     for (const path of onlyHere) {
-      await withPoolPathLocks(this.deps.db, [path, path.slice(0, path.lastIndexOf('/'))], async (db) => {
+      await withPoolPathLocks(this.deps.db, [path, poolLockPath({ pool_path: path }, true)], async (db) => {
         if (!(await poolPathUsedOutside(db, path, codename))) await this.deps.files.unpublish(path);
       });
     }

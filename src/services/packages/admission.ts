@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db } from '../../adapters/db/index.js';
-import { countReferences, findPackage, findPoolConflict, insertPackage, type PackageRow } from '../../adapters/db/packages.table.js';
+import { countReferences, findPackage, insertPackage, type PackageRow } from '../../adapters/db/packages.table.js';
 import type { PackageFiles } from '../../adapters/storage/interfaces.js';
 import { isIndexed } from '../../domain/distributions.js';
 import { DomainError } from '../../domain/errors.js';
@@ -18,7 +18,7 @@ import { isoUtc } from '../../domain/time.js';
 import { handlerFor } from '../formats/index.js';
 import type { PipelineDeps } from '../pipeline/deps.js';
 import { publishSourceFiles, releaseSourceFiles, sourceFileConflict, sourceFilesOf, type SourceFileRef } from './source-files.js';
-import { poolLockPath, withPoolPathLock } from './pool-path-lock.js';
+import { poolLockPath, refuseOccupiedPoolPath, withPoolPathLock } from './pool-path-lock.js';
 
 export type AdmittedStatus = 'published' | 'pending_review' | 'quarantined';
 
@@ -145,13 +145,7 @@ class InsertRefused extends Error {
 async function placeAndInsert(files: PackageFiles, db: Db, state: UploadState, served: ServedFile, row: PackageRow, status: AdmittedStatus, sourceFiles: SourceFileRef[]): Promise<void> {
   const indexed = isIndexed(status);
   if (indexed) {
-    const other = await findPoolConflict(db, row.pool_path, row.sha256);
-    if (other) {
-      throw new DomainError('conflict', 'pool_conflict', `${row.pool_path} already holds different content (published in ${other.distribution})`, {
-        existing_sha256: other.sha256,
-        incoming_sha256: row.sha256,
-      });
-    }
+    await refuseOccupiedPoolPath(db, row.pool_path, row.sha256);
     const otherSource = await sourceFileConflict(db, sourceFiles);
     if (otherSource) {
       throw new DomainError('conflict', 'pool_conflict', `${otherSource.path} already holds different content (published by another source package)`, {

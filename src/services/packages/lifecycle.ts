@@ -9,7 +9,6 @@ import {
   countReferences,
   deletePackageRow,
   findPackage,
-  findPoolConflict,
   indexedPackages,
   insertPackage,
   packageRows,
@@ -27,7 +26,7 @@ import { isoUtc } from '../../domain/time.js';
 import type { PackageFiles } from '../../adapters/storage/interfaces.js';
 import { sourceDirOf } from '../formats/deb-source.js';
 import { publishSourceFiles, releaseSourceFiles, sourceFilesOf } from './source-files.js';
-import { inTransaction, poolLockPath, withPoolPathLock } from './pool-path-lock.js';
+import { inTransaction, poolLockPath, refuseOccupiedPoolPath, withPoolPathLock } from './pool-path-lock.js';
 
 export interface PromoteResult {
   package: string;
@@ -208,13 +207,7 @@ export class PackageLifecycle {
       const existing = await this.conflictIn(row, target, db);
       if (existing) return { ...base, status: existing.status, result: 'already_present' };
       if (isIndexed(row.status)) {
-        const other = await findPoolConflict(db, poolPath, row.sha256);
-        if (other) {
-          throw new DomainError('conflict', 'pool_conflict', `${poolPath} already holds different content (published in ${other.distribution})`, {
-            existing_sha256: other.sha256,
-            incoming_sha256: row.sha256,
-          });
-        }
+        await refuseOccupiedPoolPath(db, poolPath, row.sha256);
         await this.files.publish(row.sha256, poolPath);
         await publishSourceFiles(this.files, sourceFiles, sourceDirOf(poolPath));
       }

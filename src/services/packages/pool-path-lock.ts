@@ -13,8 +13,9 @@
  * sharing the database and the pool all take; its queries go through that transaction, so it holds
  * one connection, not two. SQLite is one process: a lock in memory.
  */
-import { isPostgres, lockPoolPath } from '../../adapters/db/packages.table.js';
+import { findPoolConflict, isPostgres, lockPoolPath } from '../../adapters/db/packages.table.js';
 import type { Db } from '../../adapters/db/index.js';
+import { DomainError } from '../../domain/errors.js';
 
 /**
  * The path a package's lock is taken on: its pool path, or for a source package (whose files,
@@ -22,6 +23,20 @@ import type { Db } from '../../adapters/db/index.js';
  */
 export function poolLockPath(row: { pool_path: string }, hasSourceFiles: boolean): string {
   return hasSourceFiles ? row.pool_path.slice(0, row.pool_path.lastIndexOf('/')) : row.pool_path;
+}
+
+/**
+ * The check made under the lock before a file is linked at `poolPath`: a 409 `pool_conflict` when
+ * an indexed package already holds the path with other bytes (one pool path holds one file).
+ */
+export async function refuseOccupiedPoolPath(db: Db, poolPath: string, sha256: string): Promise<void> {
+  const other = await findPoolConflict(db, poolPath, sha256);
+  if (other) {
+    throw new DomainError('conflict', 'pool_conflict', `${poolPath} already holds different content (published in ${other.distribution})`, {
+      existing_sha256: other.sha256,
+      incoming_sha256: sha256,
+    });
+  }
 }
 
 /** Runs `write` in a transaction: `db` itself when it is one already (a pool path's lock on PostgreSQL). */

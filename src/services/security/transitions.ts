@@ -14,12 +14,12 @@ import type { StoredCveStatus } from '../../domain/security/policy.js';
 import { DomainError } from '../../domain/errors.js';
 import type { PackageFiles } from '../../adapters/storage/interfaces.js';
 import { bumpGeneration } from '../../adapters/db/distributions.table.js';
-import { countReferences, countSourceFileReferences, findPoolConflict, type PackageRow } from '../../adapters/db/packages.table.js';
+import { countReferences, countSourceFileReferences, type PackageRow } from '../../adapters/db/packages.table.js';
 import type { Publisher } from '../publishing/publisher.js';
 import { isoUtc } from '../../domain/time.js';
 import { findingsJson } from './findings-store.js';
 import { publishSourceFiles, releaseSourceFiles, sourceFileConflict, sourceFilesOf } from '../packages/source-files.js';
-import { inTransaction, poolLockPath, withPoolPathLock, withPoolPathLocks } from '../packages/pool-path-lock.js';
+import { inTransaction, poolLockPath, refuseOccupiedPoolPath, withPoolPathLock, withPoolPathLocks } from '../packages/pool-path-lock.js';
 import type { StoredFinding } from '../../domain/security/index.js';
 
 /** What changes with the status (fields left undefined are kept). */
@@ -125,13 +125,7 @@ export class PackageTransitions {
   private async prepare(db: Db, row: PackageRow, change: StatusChange): Promise<void> {
     const { files } = this.deps;
     if (!entersIndex(row, change)) return;
-    const other = await findPoolConflict(db, row.pool_path, row.sha256);
-    if (other) {
-      throw new DomainError('conflict', 'pool_conflict', `${row.pool_path} already holds different content (published in ${other.distribution})`, {
-        existing_sha256: other.sha256,
-        incoming_sha256: row.sha256,
-      });
-    }
+    await refuseOccupiedPoolPath(db, row.pool_path, row.sha256);
     if (!(await files.has(row.sha256))) throw new DomainError('conflict', 'file_missing', `the stored file of ${row.name} ${row.version} is missing (sha256 ${row.sha256})`);
     const sourceFiles = sourceFilesOf(row);
     const otherSource = await sourceFileConflict(db, sourceFiles);
