@@ -27,6 +27,7 @@ import { execFile } from 'node:child_process';
 import { copyFile, mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { bundlePublishSide } from './lib/compiled-service.js';
 import { debCorpus, type Corpus } from './lib/deb-corpus.js';
 import { runMeasured, runQuiet } from './lib/proc.js';
 import { textTable } from './lib/table.js';
@@ -59,9 +60,9 @@ function layoutsFromArgs(): string[] {
 async function ours(corpus: Corpus, count: number, layout = '1x1'): Promise<SideResult> {
   // BENCH_APT_OURS_DIR: where our data directory goes (a reflink filesystem's mount, say); bench/.work by default.
   const dataDir = join(process.env.BENCH_APT_OURS_DIR ?? work, `apt-ours-${count}-${layout}`);
-  const env = { ...process.env, BENCH_APT_LAYOUT: layout, TOLLGATE_DIST: join(root, 'dist') };
   await rm(dataDir, { recursive: true, force: true });
-  const script = await compiledPublishSide();
+  const { script, service } = await compiledPublishSide();
+  const env = { ...process.env, BENCH_APT_LAYOUT: layout, TOLLGATE_PUBLISH_SIDE: service };
   await run(process.execPath, [script, 'load', dataDir, corpus.manifest, String(count)], { cwd: root, env, maxBuffer: 64 << 20 });
   const extras = join(work, `apt-extras-${count}.json`);
   await writeFile(extras, JSON.stringify(corpus.entries.slice(count, count + EXTRA)));
@@ -72,15 +73,17 @@ async function ours(corpus: Corpus, count: number, layout = '1x1'): Promise<Side
 
 /**
  * bench/lib/apt-publish-ours.ts compiled (once per run) into bench/.work/publish-side, so our side
- * runs under plain `node` as the service does, without the tsx loader's thread in its RSS.
+ * runs under plain `node` as the service does, without the tsx loader's thread in its RSS; and the
+ * service's part it drives, bundled from dist/ as `npm start` runs the service (bundlePublishSide).
  */
-let publishSide: Promise<string> | undefined;
-function compiledPublishSide(): Promise<string> {
+let publishSide: Promise<{ script: string; service: string }> | undefined;
+function compiledPublishSide(): Promise<{ script: string; service: string }> {
   publishSide ??= (async () => {
     const out = join(work, 'publish-side');
     await rm(out, { recursive: true, force: true });
     await run(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'bench', 'tsconfig.publish-side.json')], { cwd: root, maxBuffer: 16 << 20 });
-    return join(out, 'bench', 'lib', 'apt-publish-ours.js');
+    const service = await bundlePublishSide(join(root, 'dist'), join(work, 'publish-side-service'));
+    return { script: join(out, 'bench', 'lib', 'apt-publish-ours.js'), service };
   })();
   return publishSide;
 }

@@ -1,5 +1,5 @@
-// `npm start`: runs the compiled service when dist/ is up to date with src/, otherwise runs the
-// TypeScript sources directly through tsx (no build step, so a fresh clone starts in about a second).
+// `npm start`: runs the bundled build (dist/tollgate.mjs, see scripts/bundle.mjs) when it is up to
+// date with src/, otherwise the TypeScript sources directly through tsx (no build step needed).
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -15,7 +15,7 @@ function newestMtime(dir) {
   return newest;
 }
 
-const compiled = join(root, 'dist', 'main.js');
+const compiled = join(root, 'dist', 'tollgate.mjs');
 if (existsSync(compiled) && statSync(compiled).mtimeMs >= newestMtime(join(root, 'src'))) {
   await import(pathToFileURL(compiled).href);
 } else {

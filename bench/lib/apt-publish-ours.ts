@@ -1,10 +1,10 @@
 /**
  * Our side of bench/apt-publish, run in its own process so that its peak RSS is the service's.
- * It loads the compiled service (dist/, as `npm start` runs it in production; the caller builds
- * it first) rather than transpiling src/ in-process, which alone adds ~70 MB of RSS; and the caller
- * runs this file compiled too (bench/tsconfig.publish-side.json), with plain `node`: through the
- * `tsx` loader, whose hooks run in a thread of their own, the process held ~35 MiB more than the
- * service does:
+ * It loads the compiled service bundled as `npm start` runs it in production (the caller builds
+ * it: TOLLGATE_PUBLISH_SIDE) rather than transpiling src/ in-process, which alone adds ~70 MB of
+ * RSS; and the caller runs this file compiled too (bench/tsconfig.publish-side.json), with plain
+ * `node`: through the `tsx` loader, whose hooks run in a thread of their own, the process held
+ * ~35 MiB more than the service does:
  *   load <dataDir> <manifest> <count>      stores the first `count` packages of the corpus (manifest.ndjson) in the database
  *   measure <dataDir> <extras.json> <count>  full publish (twice) and add-one publishes (one per
  *                                           entry of extras.json: only those are read, so the
@@ -27,12 +27,10 @@ import { loadRows, timePublishes } from './publish-rows.js';
 const mib = (bytes: number) => Math.round((bytes / 1048576) * 10) / 10;
 const usage = () => Object.fromEntries(Object.entries(process.memoryUsage()).map(([k, v]) => [k, mib(v)])) as Record<keyof NodeJS.MemoryUsage, number>;
 const onStart = usage();
-// TOLLGATE_DIST: the compiled service's folder, when this file runs compiled elsewhere (bench/apt-publish.ts).
-const distDir = process.env.TOLLGATE_DIST ? pathToFileURL(`${process.env.TOLLGATE_DIST}/`) : new URL('../../dist/', import.meta.url);
-const dist = (path: string) => new URL(path, distDir).href;
-const { loadConfig } = (await import(dist('config.js'))) as typeof import('../../src/config.js');
-const { closeContext, createContext } = (await import(dist('services/context.js'))) as typeof import('../../src/services/context.js');
-const { insertPackage } = (await import(dist('adapters/db/packages.table.js'))) as typeof import('../../src/adapters/db/packages.table.js');
+// TOLLGATE_PUBLISH_SIDE: the service's part this process drives, bundled (bench/lib/compiled-service.ts, bundlePublishSide).
+if (!process.env.TOLLGATE_PUBLISH_SIDE) throw new Error('TOLLGATE_PUBLISH_SIDE (the bundle bench/apt-publish.ts builds) is not set');
+type PublishSide = typeof import('../../src/config.js') & typeof import('../../src/services/context.js') & Pick<typeof import('../../src/adapters/db/packages.table.js'), 'insertPackage'>;
+const { loadConfig, closeContext, createContext, insertPackage } = (await import(pathToFileURL(process.env.TOLLGATE_PUBLISH_SIDE).href)) as PublishSide;
 
 const [mode, dataDir, manifestPath, countText] = process.argv.slice(2);
 const count = Number(countText);

@@ -1,21 +1,23 @@
 /**
- * The service compiled, as `npm start` runs it (`node --enable-source-maps dist/main.js`), for
+ * The service compiled and bundled, as `npm start` runs it (`node --enable-source-maps dist/tollgate.mjs`), for
  * benchmarks that measure its memory: under tsx the process also holds the TypeScript compiler's
  * work, which users never run.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, openSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { BUNDLE_PREFIX, bundleService } from '../../scripts/bundle.mjs';
 
 const run = promisify(execFile);
 const root = new URL('../..', import.meta.url).pathname;
 
 /**
- * Compiles src/ as `npm run build` does (tsconfig.build.json) into `outDir` (not dist/, which
- * others working in the checkout may be building at the same time); returns main.js. Type errors
- * elsewhere in a working tree still emit JavaScript: they are printed, not fatal.
+ * Compiles and bundles src/ as `npm run build` does (tsconfig.build.json, then scripts/bundle.mjs)
+ * into `outDir` (not dist/, which others working in the checkout may be building at the same time);
+ * returns the bundle's entry, tollgate.mjs. Type errors elsewhere in a working tree still emit
+ * JavaScript: they are printed, not fatal.
  */
 export async function buildService(outDir: string): Promise<string> {
   await rm(outDir, { recursive: true, force: true });
@@ -24,7 +26,29 @@ export async function buildService(outDir: string): Promise<string> {
     .catch((error: { stdout?: string }) => console.error(`tsc reported errors (JavaScript emitted anyway):\n${error.stdout ?? String(error)}`));
   const main = join(outDir, 'main.js');
   if (!existsSync(main)) throw new Error(`the build produced no ${main}`);
-  return main;
+  const [bundle] = await bundleService([{ in: main, out: BUNDLE_PREFIX }], outDir);
+  return bundle!;
+}
+
+/**
+ * The parts of the service a publishing bench drives without HTTP (configuration, context, the
+ * packages table), bundled from tsc's output in `distDir` the way scripts/bundle.mjs bundles the
+ * service, into `outDir`: the process then holds that code as the running service holds it.
+ * Returns the bundle's entry, a module exporting `loadConfig`, `createContext`, `closeContext`
+ * and `insertPackage`.
+ */
+export async function bundlePublishSide(distDir: string, outDir: string): Promise<string> {
+  await rm(outDir, { recursive: true, force: true });
+  await mkdir(outDir, { recursive: true });
+  const entry = join(outDir, 'publish-side.js');
+  const from = (path: string) => JSON.stringify(join(distDir, path));
+  await writeFile(entry, [
+    `export { loadConfig } from ${from('config.js')};`,
+    `export { closeContext, createContext } from ${from('services/context.js')};`,
+    `export { insertPackage } from ${from('adapters/db/packages.table.js')};`,
+  ].join('\n'));
+  const [bundle] = await bundleService([{ in: entry, out: `${BUNDLE_PREFIX}-publish-side` }], outDir);
+  return bundle!;
 }
 
 /** The compiled service on 127.0.0.1:`port`, with the environment harness/service.ts gives tsx's. */
