@@ -1,7 +1,7 @@
 /**
- * The service compiled and bundled, as `npm start` runs it (`node --enable-source-maps dist/tollgate.mjs`), for
- * benchmarks that measure its memory: under tsx the process also holds the TypeScript compiler's
- * work, which users never run.
+ * The service compiled and bundled, as `npm start` runs it (`node --enable-source-maps
+ * dist/tollgate.mjs`), for benchmarks that measure its memory: under tsx the process also holds
+ * the TypeScript compiler's work, which users never run.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, openSync } from 'node:fs';
