@@ -102,6 +102,23 @@ export async function currentGenerations(db: Db, sourceIds?: string[]): Promise<
 }
 
 /**
+ * The names of up to `count` packages spread evenly over one source generation (by seq, which a
+ * sync numbers from 0), or none when it holds fewer than `minPackages`. Two primary-key reads.
+ */
+export async function spreadCatalogNames(db: Db, sourceId: string, generation: number, count: number, minPackages: number): Promise<string[]> {
+  const last = await db.selectFrom('import_catalog').select((eb) => eb.fn.max('seq').as('seq'))
+    .where('source_id', '=', sourceId).where('generation', '=', generation).executeTakeFirst();
+  const size = last?.seq === null || last?.seq === undefined ? 0 : Number(last.seq) + 1;
+  const n = Math.min(count, size);
+  if (size < minPackages || n <= 0) return [];
+  const step = size / n;
+  const seqs = Array.from({ length: n }, (_, i) => Math.floor(i * step + step / 2));
+  const rows = await db.selectFrom('import_catalog').select('name')
+    .where('source_id', '=', sourceId).where('generation', '=', generation).where('seq', 'in', seqs).orderBy('seq').execute();
+  return rows.map((r) => r.name);
+}
+
+/**
  * A page of the packages of the given generations whose lower-cased name contains `needle`
  * (lower-case), exact matches first, and how many match. `generations` must not be empty.
  */

@@ -194,11 +194,18 @@ for (const backend of backends()) {
       const urls = ['/import/resolve/app?distribution=bookworm', '/import/resolve/rpm-app?distribution=rocky9', '/import/resolve/broken'];
       const answers = await Promise.all(urls.map(resolve));
       const { imports } = app.ctx;
-      assert.ok((await imports.catalog.warmUp(2)) > 0);
+      const madeUpOnly = await imports.catalog.warmUp(2);
+      assert.ok(madeUpOnly.ms > 0);
+      assert.equal(madeUpOnly.catalogRoots, 0);
+      assert.deepEqual(await Promise.all(urls.map(resolve)), answers);
+      // The catalog half, on catalogs of any size: every package of these small ones is a root once.
+      const packages = (await app.app.inject({ method: 'GET', url: '/import/sync-status', headers: admin })).json() as Array<{ count: number }>;
+      assert.equal((await imports.catalog.warmUp(1, 0)).catalogRoots, packages.reduce((sum, s) => sum + Number(s.count), 0));
+      assert.equal((await imports.catalog.warmUp(1, RESOLVER_WARM_UP_FROM)).catalogRoots, 0);
       assert.deepEqual(await Promise.all(urls.map(resolve)), answers);
       const warmUp = imports.catalog.warmUp;
       let runs = 0;
-      imports.catalog.warmUp = async () => (runs += 1);
+      imports.catalog.warmUp = async () => ({ ms: (runs += 1), catalogRoots: 0 });
       try {
         await imports.warmUpResolver(); // the largest catalog synced here: a few packages
         assert.equal(runs, 0);
