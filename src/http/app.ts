@@ -18,6 +18,7 @@ import { PER_IP_LIMITS, RATE_LIMITS } from './rate-limits.js';
 import { API_PREFIXES, installRouteGuard, type RegisteredRoute } from './route-guard.js';
 import { validatorCompiler } from './validation.js';
 import { lazySerializerFactory } from './lazy-serializers.js';
+import { DeferredCompilations } from './deferred-compilations.js';
 import { apiRoutes } from './routes/index.js';
 import { countDownloads } from './download-counter.js';
 import { repositoryRoutes } from './routes/repository.js';
@@ -91,6 +92,7 @@ async function installDocs(app: FastifyInstance, ctx: AppContext): Promise<void>
 }
 
 export async function buildApp(ctx: AppContext): Promise<BuiltApp> {
+  const deferred = new DeferredCompilations();
   const app = Fastify({
     loggerInstance: ctx.log as FastifyBaseLogger,
     genReqId: (request) => {
@@ -106,11 +108,12 @@ export async function buildApp(ctx: AppContext): Promise<BuiltApp> {
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 500 },
     ajv: { customOptions: { removeAdditional: false } },
     // Response serializers are built at a route's first answer, not for every route at start-up.
-    schemaController: { compilersFactory: { buildSerializer: lazySerializerFactory() } },
+    schemaController: { compilersFactory: { buildSerializer: lazySerializerFactory(deferred) } },
     frameworkErrors: frameworkErrorAnswer,
     clientErrorHandler: clientErrorAnswer,
   }).withTypeProvider<TypeBoxTypeProvider>();
-  app.setValidatorCompiler(validatorCompiler());
+  app.setValidatorCompiler(validatorCompiler(deferred));
+  app.decorate('compileAhead', (method: string, path: string) => deferred.compileNow(method, path));
 
   const routes: RegisteredRoute[] = [];
   installRouteGuard(app, routes);
@@ -151,5 +154,7 @@ export async function buildApp(ctx: AppContext): Promise<BuiltApp> {
       await apiRoutes(scope.withTypeProvider<TypeBoxTypeProvider>(), ctx);
     }, { prefix });
   }
+  // A large catalog's first resolution is what the warm-up prepares; its route's schemas too.
+  ctx.imports.afterResolverWarmUp(() => app.compileAhead('GET', '/import/resolve/:package_name'));
   return { app, routes };
 }

@@ -9,6 +9,7 @@
  * same serializer and the same output; only when it is built changes.
  */
 import { createRequire } from 'node:module';
+import type { DeferredCompilations } from './deferred-compilations.js';
 
 type Serialize = (data: unknown) => string;
 interface RouteSchema { schema?: unknown; method: string; url: string; httpStatus: string; contentType?: string }
@@ -23,12 +24,13 @@ function fastifyDefaultSerializerFactory(): SerializerFactory {
 }
 
 /** For Fastify's `schemaController.compilersFactory.buildSerializer`: Fastify's default, compiled on first use. */
-export function lazySerializerFactory(): SerializerFactory {
+export function lazySerializerFactory(deferred?: DeferredCompilations): SerializerFactory {
   const eager = fastifyDefaultSerializerFactory();
   return (externalSchemas, serializerOpts) => {
     const compile = eager(externalSchemas, serializerOpts);
     return (route) => {
       let serialize: Serialize | undefined;
+      deferred?.add(route.method, route.url, () => serialize === undefined && (serialize = compile(route)) !== undefined);
       return (data) => (serialize ??= compile(route))(data);
     };
   };

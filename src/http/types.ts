@@ -17,6 +17,10 @@ declare module 'fastify' {
     template?: string;
     limit?: RateLimitName;
   }
+  interface FastifyInstance {
+    /** Compiles now the validators and serializers a first request to `method path` would (deferred-compilations.ts); returns how many. */
+    compileAhead(method: string, path: string): number;
+  }
 }
 
 import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';

@@ -1,6 +1,7 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
+import type { DeferredCompilations } from './deferred-compilations.js';
 
 function makeAjv(coerceTypes: boolean | 'array') {
   const ajv = new Ajv({
@@ -72,16 +73,18 @@ function caseInsensitiveEnums(validate: ValidateFunction, schema: JsonSchemaNode
  * Query strings and path parameters arrive as text and are coerced to their declared types;
  * JSON bodies are not: `"active": "yes"` is a 422, not a silent conversion.
  */
-export function validatorCompiler(): RequestValidatorCompiler {
+export function validatorCompiler(deferred?: DeferredCompilations): RequestValidatorCompiler {
   const coercing = makeAjv('array');
   const exact = makeAjv(false);
   const schemas: RequestValidatorCompiler['schemas'] = [];
   const compiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart, method, url }) => {
     schemas.push({ schema, httpPart: httpPart ?? '', method, url });
-    return compiledOnFirstUse(() => {
+    const { validate, compileNow } = compiledOnFirstUse(() => {
       if (httpPart === 'body') return exact.compile(schema as object);
       return caseInsensitiveEnums(coercing.compile(schema as object), schema as JsonSchemaNode);
-    }) as ReturnType<FastifySchemaCompiler<unknown>>;
+    });
+    deferred?.add(method, url, compileNow);
+    return validate as ReturnType<FastifySchemaCompiler<unknown>>;
   };
   return Object.assign(compiler, { schemas });
 }
@@ -97,7 +100,7 @@ export type RequestValidatorCompiler = FastifySchemaCompiler<unknown> & {
  * service answers a fraction of its routes. Compiled at a route's first request instead: same
  * validator, same answers, `errors` read by Fastify after a failed call as before.
  */
-function compiledOnFirstUse(compile: () => ValidateFunction): ValidateFunction {
+function compiledOnFirstUse(compile: () => ValidateFunction): { validate: ValidateFunction; compileNow: () => boolean } {
   let validate: ValidateFunction | undefined;
   const lazy = ((data: unknown) => {
     validate ??= compile();
@@ -105,5 +108,7 @@ function compiledOnFirstUse(compile: () => ValidateFunction): ValidateFunction {
     lazy.errors = validate.errors;
     return valid;
   }) as ValidateFunction;
-  return lazy;
+  // For DeferredCompilations: true when this call compiled it.
+  const compileNow = () => validate === undefined && (validate = compile()) !== undefined;
+  return { validate: lazy, compileNow };
 }

@@ -38,6 +38,7 @@ export class ImportService {
   readonly importer: Importer;
   readonly groups: ImportGroups;
   private warming: Promise<void> | null = null;
+  private readonly warmUpListeners: Array<() => void> = [];
 
   constructor(private readonly deps: ImportDeps) {
     this.sources = new SourceStore(deps.db, deps.audit);
@@ -65,9 +66,17 @@ export class ImportService {
     const largest = count ?? Math.max(0, ...(await Promise.all((await this.sources.list()).map(async (s) => Number((await this.sources.state(s.id)).count)))));
     if (largest < RESOLVER_WARM_UP_FROM) return;
     this.warming ??= this.catalog.warmUp(undefined, RESOLVER_WARM_UP_FROM)
-      .then(({ ms, catalogRoots }) => this.deps.log.info({ ms: Math.round(ms), catalogRoots }, 'dependency resolver warmed up'))
+      .then(({ ms, catalogRoots }) => {
+        this.deps.log.info({ ms: Math.round(ms), catalogRoots }, 'dependency resolver warmed up');
+        for (const listener of this.warmUpListeners) listener();
+      })
       .finally(() => (this.warming = null));
     await this.warming;
+  }
+
+  /** Called after each warm-up of the resolver (the HTTP layer compiles the resolve route's schemas then). */
+  afterResolverWarmUp(listener: () => void): void {
+    this.warmUpListeners.push(listener);
   }
 
   /** Every source's sync state (GET /import/sync-status). */
