@@ -1,9 +1,12 @@
 /**
  * bench/apt-upload: the real service, uploads over HTTP.
  *
- *   npx tsx bench/apt-upload.ts [--packages 2000] [--clients 8] [--no-aptly]
+ *   npx tsx bench/apt-upload.ts [--packages 2000] [--clients 8] [--no-aptly] [--tsx | --main path/to/tollgate.mjs]
  *
- * Starts Tollgate (RATE_LIMITS=off, its own DATA_DIR, default RSA-4096 key), uploads the corpus
+ * Starts Tollgate as `npm start` runs it (compiled and bundled, bench/lib/compiled-service.ts;
+ * `--tsx`: the sources through tsx, as the figures before 2026-11-28 evening were taken; `--main`:
+ * an already built bundle, e.g. another revision's) with RATE_LIMITS=off, its own DATA_DIR and
+ * the default RSA-4096 key, uploads the corpus
  * (bench/lib/deb-corpus.ts) with N concurrent clients, then reports packages per second, how many
  * are missing from the signed index (Packages checked against the gpgv-verified InRelease), and
  * how long one more upload takes to appear in the signed index — side by side with
@@ -25,7 +28,8 @@ import { formatMs, median } from './lib/timing.js';
 import { freePort } from '../harness/net.js';
 import { loginAsInitialAdmin, spawnService, waitUntilReady } from '../harness/service.js';
 import { throwawayGpgHome } from './lib/gpg-home.js';
-import { numberArg as arg } from './lib/args.js';
+import { numberArg as arg, stringArg } from './lib/args.js';
+import { buildService, spawnCompiledService } from './lib/compiled-service.js';
 
 const run = promisify(execFile);
 const root = new URL('..', import.meta.url).pathname;
@@ -35,6 +39,8 @@ const COUNT = arg('packages', 2000);
 const CLIENTS = arg('clients', 8);
 /** Extra uploads, one at a time after the burst: the median is the "one more upload" figure. */
 const EXTRA = 5;
+const UNDER_TSX = process.argv.includes('--tsx');
+const MAIN = stringArg('main');
 
 
 /** The median of each part of several Server-Timing headers (`receive 1.2, format 0.8, …`). */
@@ -63,7 +69,9 @@ async function main(): Promise<void> {
   await rm(dataDir, { recursive: true, force: true });
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const server = spawnService(dataDir, port, {}, 'inherit');
+  const server = UNDER_TSX
+    ? spawnService(dataDir, port, {}, 'inherit')
+    : spawnCompiledService(MAIN ?? await buildService(join(work, 'apt-upload-dist')), dataDir, port, {}, 'inherit');
   try {
     await waitUntilReady(base);
     const token = await loginAsInitialAdmin(base, dataDir);
@@ -151,7 +159,7 @@ async function main(): Promise<void> {
 
     const results: string[][] = [
       ['metric', 'value'],
-      ['packages uploaded', `${COUNT} by ${CLIENTS} concurrent clients`],
+      ['packages uploaded', `${COUNT} by ${CLIENTS} concurrent clients, to the service ${UNDER_TSX ? 'under tsx' : 'compiled and bundled'}`],
       ['throughput', `${(COUNT / seconds).toFixed(1)} packages/s (${seconds.toFixed(1)} s)`],
       ['service CPU per upload during them (all threads: event loop, pool, payload reader)', `${cpuPerUpload.toFixed(1)} ms`],
       ['index publishes during the uploads', publishes],
