@@ -101,16 +101,17 @@ export async function currentGenerations(db: Db, sourceIds?: string[]): Promise<
   return new Map(rows.map((r) => [r.source_id, Number(r.generation)]));
 }
 
-/**
- * The names of up to `count` packages spread evenly over one source generation (by seq, which a
- * sync numbers from 0), or none when it holds fewer than `minPackages`. Two primary-key reads.
- */
-export async function spreadCatalogNames(db: Db, sourceId: string, generation: number, count: number, minPackages: number): Promise<string[]> {
+/** How many packages one source generation holds (a sync numbers them from 0): one primary-key read. */
+export async function catalogSize(db: Db, sourceId: string, generation: number): Promise<number> {
   const last = await db.selectFrom('import_catalog').select((eb) => eb.fn.max('seq').as('seq'))
     .where('source_id', '=', sourceId).where('generation', '=', generation).executeTakeFirst();
-  const size = last?.seq === null || last?.seq === undefined ? 0 : Number(last.seq) + 1;
+  return last?.seq === null || last?.seq === undefined ? 0 : Number(last.seq) + 1;
+}
+
+/** The names of up to `count` of the `size` packages of one source generation, spread evenly over it by seq. */
+export async function spreadCatalogNames(db: Db, sourceId: string, generation: number, size: number, count: number): Promise<string[]> {
   const n = Math.min(count, size);
-  if (size < minPackages || n <= 0) return [];
+  if (n <= 0) return [];
   const step = size / n;
   const seqs = Array.from({ length: n }, (_, i) => Math.floor(i * step + step / 2));
   const rows = await db.selectFrom('import_catalog').select('name')

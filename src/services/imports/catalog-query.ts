@@ -6,7 +6,7 @@
  */
 import type { Db } from '../../adapters/db/index.js';
 import {
-  catalogLookup, catalogPackagesNamed, type CatalogLookupRow, catalogProvidersOf, currentGenerations, distributionProvidesAnything, searchCatalog, spreadCatalogNames, type CatalogRow,
+  catalogLookup, catalogPackagesNamed, type CatalogLookupRow, catalogProvidersOf, currentGenerations, distributionProvidesAnything, searchCatalog, catalogSize, spreadCatalogNames, type CatalogRow,
 } from '../../adapters/db/import-catalog.table.js';
 import { importSourceNames } from '../../adapters/db/import-sources.table.js';
 import { acceptedArchitectures, findDistribution } from '../../domain/distributions.js';
@@ -191,7 +191,7 @@ export class CatalogQuery {
 
   /**
    * Has V8 compile the resolver before a user's first resolution: cold, a large closure's walk
-   * took 3-4 times as long. First, each catalog of `catalogsFrom` packages or more has a few of
+   * took 3-4 times as long. First, each catalog of `own.from` packages or more has a few of
    * its own packages resolved (spread evenly over it, through the database look-ups, with a
    * throwaway cache); then the walk runs a few rounds over a made-up catalog held in memory
    * (domain/imports/warm-up-catalog.ts) through the same look-ups. The made-up rounds alone left
@@ -199,11 +199,13 @@ export class CatalogQuery {
    * real resolution threw away (`--trace-deopt`: the walk, the look-ups and the relation checks
    * deoptimised on texlive-full, and kde-full then ran while they were compiled again); run on
    * real rows first, the feedback the compilers use covers both. Leaves the catalog cache as it
-   * was. Resolves to the time it took and the catalog packages it resolved.
+   * was. `own.from`: the smallest catalog whose packages are resolved (none when not given);
+   * `own.sourceId`: that source's alone (after its sync). Resolves to the time it took and the
+   * catalog packages it resolved.
    */
-  async warmUp(rounds = WARM_UP_ROUNDS, catalogsFrom = Infinity): Promise<{ ms: number; catalogRoots: number }> {
+  async warmUp(rounds = WARM_UP_ROUNDS, own: { from?: number; sourceId?: string } = {}): Promise<{ ms: number; catalogRoots: number }> {
     const started = performance.now();
-    const catalogRoots = await this.warmUpOnCatalogs(catalogsFrom);
+    const catalogRoots = own.from === undefined ? 0 : await this.warmUpOnCatalogs(own.from, own.sourceId);
     const visible: Visible = { generations: new Map([['warm-up', 1]]), sources: new Map() };
     const deb = debWarmUpCatalog(WARM_UP_PACKAGES);
     const fields = deb.flatMap((e) => (e.relations as DebCatalogRelations).depends ?? []);
@@ -227,18 +229,26 @@ export class CatalogQuery {
     return { ms: performance.now() - started, catalogRoots };
   }
 
-  /** The catalog half of warmUp: CATALOG_WARM_UP_ROOTS closures per large catalog, as its distribution would resolve them. */
-  private async warmUpOnCatalogs(minPackages: number): Promise<number> {
-    if (!Number.isFinite(minPackages)) return 0;
-    const visible = await this.visible();
+  /**
+   * The catalog half of warmUp: CATALOG_WARM_UP_ROOTS closures shared among the catalogs of
+   * `minPackages` or more (at least MIN_ROOTS_PER_CATALOG each), as their distributions resolve.
+   */
+  private async warmUpOnCatalogs(minPackages: number, sourceId?: string): Promise<number> {
+    const visible = await this.visible(sourceId ? { sourceId } : {});
+    const large: Array<{ sourceId: string; generation: number; size: number }> = [];
+    for (const [id, generation] of visible.generations) {
+      const size = await catalogSize(this.db, id, generation);
+      if (size >= minPackages) large.push({ sourceId: id, generation, size });
+    }
+    const perCatalog = Math.max(MIN_ROOTS_PER_CATALOG, Math.ceil(CATALOG_WARM_UP_ROOTS / large.length));
     let resolved = 0;
-    for (const [sourceId, generation] of visible.generations) {
-      const source = visible.sources.get(sourceId)!;
+    for (const { sourceId: id, generation, size } of large) {
+      const source = visible.sources.get(id)!;
       const dist = findDistribution(source.distribution);
       if (!dist) continue;
       const accepted = acceptedArchitectures(dist);
-      const only: Visible = { generations: new Map([[sourceId, generation]]), sources: new Map([[sourceId, source]]) };
-      for (const name of await spreadCatalogNames(this.db, sourceId, generation, CATALOG_WARM_UP_ROOTS, minPackages)) {
+      const only: Visible = { generations: new Map([[id, generation]]), sources: new Map([[id, source]]) };
+      for (const name of await spreadCatalogNames(this.db, id, generation, size, perCatalog)) {
         const lookups = this.lookups(only, source.distribution, undefined, new CatalogCache());
         const root = (await lookups.byName(name)).find((p) => accepted.includes(p.arch));
         if (!root) continue;
@@ -328,11 +338,14 @@ type CatalogRows = (sourceId: string, generation: number, names: readonly string
 const WARM_UP_PACKAGES = 400;
 const WARM_UP_ROUNDS = 8;
 /**
- * Catalog packages resolved per large catalog before the made-up rounds. Measured on bookworm
- * main (63,440 packages; ~0.1 s of the warm-up): 16 warmed texlive-full's and kde-full's first
- * resolutions more than 4 did, 8 in between.
+ * Catalog packages resolved before the made-up rounds, shared among the large catalogs. Measured
+ * on bookworm main (63,440 packages; ~0.1 s of the warm-up): 16 warmed texlive-full's and
+ * kde-full's first resolutions more than 4 did, 8 in between. The compiled code serves every
+ * catalog of a format, so many catalogs share the 16 (each still gets a few: its rows may be
+ * RPM's, or differ).
  */
 const CATALOG_WARM_UP_ROOTS = 16;
+const MIN_ROOTS_PER_CATALOG = 4;
 
 /** Between warm-up resolutions, so requests arriving meanwhile wait for one of them at most. */
 const yieldToRequests = () => new Promise((resolve) => setImmediate(resolve));

@@ -52,20 +52,21 @@ export class ImportService {
     this.groups = new ImportGroups({ db: deps.db, audit: deps.audit, lifecycle: deps.repo.lifecycle });
     this.syncs = new SyncService({
       db: deps.db, sources: this.sources, audit: deps.audit, log: deps.log, dataDir: deps.dataDir,
-      afterCommit: (count) => this.warmUpResolver(count),
+      afterCommit: (count, sourceId) => this.warmUpResolver(count, sourceId),
     });
   }
 
   /**
    * Has V8 compile the dependency resolver (CatalogQuery.warmUp, about 0.4 s of CPU)
    * when a catalog of RESOLVER_WARM_UP_FROM packages or more exists: after a sync of one, and at
-   * start-up. Small catalogs resolve in milliseconds either way. `count`: the catalog just
-   * synced; without it, the largest one stored.
+   * start-up. Small catalogs resolve in milliseconds either way. `count`, `sourceId`: the catalog
+   * just synced (its own packages are the ones resolved); without them, the largest one stored
+   * (and those of every large catalog).
    */
-  async warmUpResolver(count?: number): Promise<void> {
+  async warmUpResolver(count?: number, sourceId?: string): Promise<void> {
     const largest = count ?? Math.max(0, ...(await Promise.all((await this.sources.list()).map(async (s) => Number((await this.sources.state(s.id)).count)))));
     if (largest < RESOLVER_WARM_UP_FROM) return;
-    this.warming ??= this.catalog.warmUp(undefined, RESOLVER_WARM_UP_FROM)
+    this.warming ??= this.catalog.warmUp(undefined, { from: RESOLVER_WARM_UP_FROM, sourceId })
       .then(({ ms, catalogRoots }) => {
         this.deps.log.info({ ms: Math.round(ms), catalogRoots }, 'dependency resolver warmed up');
         for (const listener of this.warmUpListeners) listener();

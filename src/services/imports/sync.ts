@@ -48,8 +48,8 @@ export interface SyncDeps {
   log: Logger;
   dataDir: string;
   limits?: IndexLimits;
-  /** Runs once a new catalog generation is committed (given its package count), before the sync reports completion. */
-  afterCommit?: (count: number) => Promise<void>;
+  /** Runs once a new catalog generation of a source is committed (given its package count), before the sync reports completion. */
+  afterCommit?: (count: number, sourceId: string) => Promise<void>;
 }
 
 export class SyncService {
@@ -117,7 +117,7 @@ export class SyncService {
       });
       await w.commit({ indexDigest: index.digest, etag: index.etag, lastModified: index.lastModified });
       // The catalog is in: what follows only prepares for reading it and cannot fail the sync.
-      await this.deps.afterCommit?.(w.count).catch((err: unknown) => this.deps.log.warn({ err, source: source.name }, 'after-sync step failed'));
+      await this.deps.afterCommit?.(w.count, source.id).catch((err: unknown) => this.deps.log.warn({ err, source: source.name }, 'after-sync step failed'));
       await audit.record({ action: 'SYNC', user, result: 'SUCCESS', detail: `source ${source.name}: ${w.count} packages from the signed index` });
       emit('completed', w.count);
       return { source_id: source.id, source: source.name, status: 'synced', count: w.count, detail: null, code: null };
