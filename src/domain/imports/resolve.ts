@@ -141,7 +141,8 @@ export async function resolveClosure<A>(root: CatalogPackage, format: ResolverFo
     for (const alt of requirement.alternatives) {
       // Another version of a name already selected cannot be installed beside it.
       const usable = (format.candidatesNow?.(alt) ?? (await format.candidates(alt))).filter((c) => !chosen.has(c.name));
-      picked = usable.find((c) => meetsSiblings(c, requirement, siblings, format)) ?? usable[0] ?? null;
+      // A single candidate is picked whether or not it meets the siblings: no need to index them.
+      picked = (usable.length > 1 ? usable.find((c) => meetsSiblings(c, requirement, siblings, format)) : undefined) ?? usable[0] ?? null;
       if (picked) break;
     }
     if (!picked) {

@@ -40,6 +40,15 @@ describe('relation fields: the resolver\'s fast reading agrees with parseRelatio
     for (const field of READ_FAST) assert.equal(agrees(field), 'fast', JSON.stringify(field));
   });
 
+  it('reads a group once: fields that contain it share its parsed form', () => {
+    const first = parseRelationsFast('libshared-fast1 (>= 2.34), libother-fast1 | libalt-fast1')!;
+    const second = parseRelationsFast('libalt-fast1, libother-fast1 | libalt-fast1, libshared-fast1 (>= 2.34)')!;
+    assert.equal(second[2], first[0]);
+    assert.equal(second[1], first[1]);
+    assert.notEqual(second[0], first[1]);
+    assert.deepEqual(second, parseRelations('libalt-fast1, libother-fast1 | libalt-fast1, libshared-fast1 (>= 2.34)', 'Depends'));
+  });
+
   it('leaves everything else to parseRelations (same result or the same error)', () => {
     for (const field of FALL_BACK) assert.equal(agrees(field), 'fallback', JSON.stringify(field));
   });
