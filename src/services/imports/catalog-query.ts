@@ -141,8 +141,7 @@ export class CatalogQuery {
       const what = options.version ? `${name} ${options.version}` : name;
       throw new DomainError('not_found', 'package_not_found', `${what} is not in the catalogs of ${distribution}`);
     }
-    const format = (dist.format === 'deb' ? debFormat(lookups, accepted) : rpmFormat(lookups, accepted)) as ResolverFormat<unknown>;
-    return { distribution, root, closure: await resolveClosure(root, format), sources: visible.sources };
+    return { distribution, root, closure: await resolveClosure(root, resolverFormat(dist.format, lookups, accepted)), sources: visible.sources };
   }
 
   /**
@@ -221,8 +220,7 @@ export class CatalogQuery {
         // A fresh cache each round: the look-ups, the loading and the parsing are what must warm up.
         const lookups = this.lookups(visible, '', async (_source, _generation, names) => names.flatMap((name) => rows.get(name) ?? []), new CatalogCache());
         const root = (await lookups.byName('warm-0'))[0]!;
-        const format = (root.format === 'deb' ? debFormat(lookups, accepted) : rpmFormat(lookups, accepted)) as ResolverFormat<unknown>;
-        await resolveClosure(root, format);
+        await resolveClosure(root, resolverFormat(root.format, lookups, accepted));
         await yieldToRequests();
       }
     }
@@ -252,8 +250,7 @@ export class CatalogQuery {
         const lookups = this.lookups(only, source.distribution, undefined, new CatalogCache());
         const root = (await lookups.byName(name)).find((p) => accepted.includes(p.arch));
         if (!root) continue;
-        const format = (dist.format === 'deb' ? debFormat(lookups, accepted) : rpmFormat(lookups, accepted)) as ResolverFormat<unknown>;
-        await resolveClosure(root, format);
+        await resolveClosure(root, resolverFormat(dist.format, lookups, accepted));
         resolved += 1;
         await yieldToRequests();
       }
@@ -368,6 +365,10 @@ function warmUpRows(entries: CatalogEntry[]): Map<string, CatalogLookupRow[]> {
   });
   return rows;
 }
+
+/** The walk's rules for a catalog's format, over these look-ups. */
+const resolverFormat = (format: CatalogEntry['format'], lookups: NameLookups, accepted: readonly string[]): ResolverFormat<unknown> =>
+  (format === 'deb' ? debFormat(lookups, accepted) : rpmFormat(lookups, accepted)) as ResolverFormat<unknown>;
 
 const multiArchOf = (pkg: CatalogPackage): string | null => (pkg.format === 'deb' ? (pkg.relations as DebCatalogRelations).multiArch : null);
 
