@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -49,12 +50,20 @@ export async function aptSandbox(dir: string, opts: { architectures?: readonly s
     'Acquire::Retries=0',
     'Debug::NoLocking=1',
   ].flatMap((o) => ['-o', o]);
+  const update = () => exec('apt-get', [...options, '-q', 'update']);
   return {
     dir,
     async setSource(line: string) {
       await writeFile(join(dir, 'etc', 'sources.list'), `${line}\n`);
     },
-    update: () => exec('apt-get', [...options, '-q', 'update']),
+    update,
+    /** `update`, asserting that it succeeded with neither a warning nor an error (apt exits 0 after some warnings). */
+    async updateCleanly(): Promise<CommandResult> {
+      const result = await update();
+      assert.equal(result.code, 0, result.stderr + result.stdout);
+      assert.doesNotMatch(result.stderr, /W: |E: /, result.stderr);
+      return result;
+    },
     download: (spec: string) => exec('apt-get', [...options, '-q', 'download', spec], join(dir, 'downloads')),
     /** `apt-get source` (needs a `deb-src` line): fetches the .dsc and its files, checks them against Sources, and unpacks with dpkg-source unless `downloadOnly`. */
     source: (spec: string, opts: { downloadOnly?: boolean } = {}) => exec('apt-get', [...options, '-q', 'source', ...(opts.downloadOnly ? ['--download-only'] : []), spec], join(dir, 'downloads')),
