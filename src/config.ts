@@ -26,6 +26,8 @@ export interface Config {
   clamav: { socket: string } | { host: string; port: number } | null;
   clamavUpdateCommand: string | null;
   maxUploadBytes: number;
+  /** Memory the import catalogs may take held for dependency resolution (services/imports/resident-catalogs.ts); 0 holds none. */
+  importCatalogMemoryBytes: number;
   logLevel: string;
   rateLimitsOff: boolean;
   settingsKey: string | null;
@@ -177,6 +179,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     clamav: resolveClamav(env),
     clamavUpdateCommand: env.CLAMAV_UPDATE_COMMAND || null,
     maxUploadBytes: int(env, 'MAX_UPLOAD_MB', 512, 1) * 1024 * 1024,
+    importCatalogMemoryBytes: int(env, 'IMPORT_CATALOG_MEMORY_MB', 256, 0) * 1024 * 1024,
     logLevel: env.LOG_LEVEL || (envName === 'test' ? 'silent' : 'info'),
     rateLimitsOff: (env.RATE_LIMITS ?? '').toLowerCase() === 'off',
     settingsKey: env.SETTINGS_KEY || null,

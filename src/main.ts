@@ -28,7 +28,7 @@ async function main(): Promise<void> {
   ctx.health.markStarted();
   void publishStaleIndexes(ctx.repo, log);
   ctx.jobs.start();
-  ctx.imports.warmUpResolver().catch((error: unknown) => log.warn({ err: error }, 'dependency resolver warm-up failed'));
+  ctx.imports.prepareResolver().catch((error: unknown) => log.warn({ err: error }, 'dependency resolver preparation failed'));
 
   let stopping = false;
   const stop = async (signal: string) => {

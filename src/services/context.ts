@@ -113,7 +113,7 @@ export async function createContext(config: Config, log: Logger): Promise<AppCon
   const jobs = new JobScheduler(db, settings, log, config.edition);
   registerSecurityJobs(jobs, security, db);
   registerRetentionJob(jobs, { db, audit, settings });
-  const imports = new ImportService({ db, audit, log, dataDir: config.dataDir, settings, jobs, edition: config.edition, repo, maxPackageBytes: config.maxUploadBytes });
+  const imports = new ImportService({ db, audit, log, dataDir: config.dataDir, settings, jobs, edition: config.edition, repo, maxPackageBytes: config.maxUploadBytes, catalogMemoryBytes: config.importCatalogMemoryBytes });
   registerImportJobs(jobs, imports);
   const dashboard = new DashboardService(db);
   const downloads = new DownloadsService({ db, dialect, log, accessLogPath: config.accessLogPath, ingestEveryMs: config.accessLogIntervalMs });

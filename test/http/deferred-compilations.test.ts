@@ -48,7 +48,7 @@ describe('route schemas compiled ahead', () => {
     const warmUp = imports.catalog.warmUp;
     imports.catalog.warmUp = async () => ({ ms: 0, catalogRoots: 0 });
     try {
-      await imports.warmUpResolver(RESOLVER_WARM_UP_FROM);
+      await imports.prepareResolver(RESOLVER_WARM_UP_FROM);
     } finally {
       imports.catalog.warmUp = warmUp;
     }

@@ -231,3 +231,37 @@ export async function distributionProvidesAnything(db: Db, codename: string): Pr
     .executeTakeFirst();
   return row !== undefined;
 }
+
+/** Up to `limit` packages of one source generation from seq `fromSeq` on, in seq order (the primary key's). */
+export function catalogPackagesFrom(db: Db, sourceId: string, generation: number, fromSeq: number, limit: number): Promise<Array<Omit<CatalogRow, 'source_id' | 'generation'>>> {
+  return db.selectFrom('import_catalog')
+    .select(['seq', 'format', 'name', 'version', 'arch', 'location', 'size', 'sha256', 'summary', 'relations'])
+    .where('source_id', '=', sourceId).where('generation', '=', generation).where('seq', '>=', fromSeq)
+    .orderBy('seq').limit(limit).execute();
+}
+
+export interface CatalogProvidedRow {
+  seq: number;
+  name: string;
+  version: string | null;
+  flags: number | null;
+}
+
+/**
+ * The provides rows of one source generation after (`after.name`, `after.seq`), in that order,
+ * about `limit` at a time: pages walk the (source_id, generation, name) index. A package may
+ * provide one name several times (RPM `bundled(x) = 1` and `= 2`), so a full page gives back its
+ * last (name, seq) group whole in the next one rather than splitting it.
+ */
+export async function catalogProvidedAfter(db: Db, sourceId: string, generation: number, after: { name: string; seq: number } | null, limit: number): Promise<CatalogProvidedRow[]> {
+  const rows = db.selectFrom('import_catalog_provides').select(['seq', 'name', 'version', 'flags'])
+    .where('source_id', '=', sourceId).where('generation', '=', generation);
+  const page = await (after ? rows.where(sql<boolean>`(name, seq) > (${after.name}, ${after.seq})`) : rows)
+    .orderBy('name').orderBy('seq').limit(limit).execute();
+  if (page.length < limit) return page;
+  const last = page[page.length - 1]!;
+  let end = page.length - 1;
+  while (end > 0 && page[end - 1]!.name === last.name && page[end - 1]!.seq === last.seq) end--;
+  // A group filling the whole page: that group alone, whatever its size.
+  return end > 0 ? page.slice(0, end) : rows.where('name', '=', last.name).where('seq', '=', last.seq).execute();
+}

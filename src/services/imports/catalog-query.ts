@@ -2,7 +2,8 @@
  * Reading the synced catalogs: search, and dependency resolution against the catalogs of the
  * sources mapped to a distribution, skipping what that distribution already publishes; and what
  * the catalogs offer to the upload dependency check.
- * Only each source's current generation is visible.
+ * Only each source's current generation is visible. Resolution reads it from memory when it is
+ * held there (resident-catalogs.ts), else from the database.
  */
 import type { Db } from '../../adapters/db/index.js';
 import {
@@ -12,6 +13,7 @@ import { importSourceNames } from '../../adapters/db/import-sources.table.js';
 import { acceptedArchitectures, findDistribution } from '../../domain/distributions.js';
 import { DomainError } from '../../domain/errors.js';
 import { forEachProvidedName, type CatalogEntry, type DebCatalogRelations } from '../../domain/imports/catalog.js';
+import { PackedCatalogBuilder, type CatalogRecord, type PackedCatalog } from '../../domain/imports/packed-catalog.js';
 import { debWarmUpCatalog, rpmWarmUpCatalog } from '../../domain/imports/warm-up-catalog.js';
 import { resolveClosure, type CatalogPackage, type Closure, type ResolverFormat } from '../../domain/imports/resolve.js';
 import { debFormat, exerciseParsers, rpmFormat, type LoadedName, type NameLookups } from '../../domain/imports/resolve-formats.js';
@@ -20,6 +22,8 @@ import { Sense } from '../../domain/rpm/tags.js';
 import { compareEvr, parseEvr } from '../../domain/rpm/vercmp.js';
 import type { ProvidesLookup } from '../formats/types.js';
 import { providesLookup } from '../packages/provides.js';
+import { CatalogCache, type NameAnswer, type SourceAnswers } from './catalog-cache.js';
+import { ResidentCatalogs } from './resident-catalogs.js';
 
 export const catalogEmpty = () =>
   new DomainError('invalid', 'catalog_empty', 'No import catalog yet: add a source and synchronise it (POST /import/sync)');
@@ -44,61 +48,14 @@ interface Visible {
   sources: Map<string, { name: string; distribution: string }>;
 }
 
-type Provided = LoadedName['providers'][number];
-
-/** What a source's catalog answers for one name: packages of that name, and those providing it. */
-interface NameAnswer {
-  byName: CatalogPackage[];
-  providers: Provided[];
-}
-
-/** The cached look-ups of one source's current generation. */
-interface SourceAnswers {
-  generation: number;
-  names: Map<string, NameAnswer>;
-  packages: Map<number, CatalogPackage>;
-  counted: number;
-}
-
-/** Names and packages kept in all: a few of the largest closures' worth (kde-full looks up ~1,300 names). */
-const CACHED_ENTRIES = 20_000;
-
-/**
- * Catalog look-ups kept from one resolution to the next: a generation never changes once
- * committed, so what it answered stays true until its source moves to another generation (that
- * source's answers are then dropped). The packages are shared between resolutions, read-only.
- * Bounded: emptied whenever it holds more than CACHED_ENTRIES names and packages.
- */
-class CatalogCache {
-  private readonly sources = new Map<string, SourceAnswers>();
-  private entries = 0;
-
-  source(sourceId: string, generation: number): SourceAnswers {
-    let answers = this.sources.get(sourceId);
-    if (!answers || answers.generation !== generation) {
-      if (answers) this.entries -= answers.counted;
-      answers = { generation, names: new Map(), packages: new Map(), counted: 0 };
-      this.sources.set(sourceId, answers);
-    }
-    return answers;
-  }
-
-  /** Counts what `answers` gained since last counted; empties the cache past its bound. */
-  grew(answers: SourceAnswers): void {
-    const now = answers.names.size + answers.packages.size;
-    this.entries += now - answers.counted;
-    answers.counted = now;
-    if (this.entries > CACHED_ENTRIES) {
-      this.sources.clear();
-      this.entries = 0;
-    }
-  }
-}
-
 export class CatalogQuery {
   private readonly cache = new CatalogCache();
 
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    /** The current generations held in memory (none when not given). */
+    readonly resident: ResidentCatalogs = new ResidentCatalogs(db, { budget: 0 }),
+  ) {}
 
   private async visible(filter: { sourceId?: string; distribution?: string } = {}): Promise<Visible> {
     const rows = await importSourceNames(this.db, filter);
@@ -189,18 +146,30 @@ export class CatalogQuery {
   }
 
   /**
+   * Holds the current generation of `sourceId`'s catalog in memory (of every source's when not
+   * given), within the memory budget; drops what is held of deleted sources.
+   */
+  async holdInMemory(sourceId?: string): Promise<void> {
+    const visible = await this.visible();
+    this.resident.keepOnly(visible.sources.keys());
+    for (const [id, generation] of visible.generations) if (!sourceId || id === sourceId) await this.resident.load(id, generation);
+  }
+
+  /**
    * Has V8 compile the resolver before a user's first resolution: cold, a large closure's walk
    * took 3-4 times as long. First, each catalog of `own.from` packages or more has a few of
-   * its own packages resolved (spread evenly over it, through the database look-ups, with a
-   * throwaway cache); then the walk runs a few rounds over a made-up catalog held in memory
-   * (domain/imports/warm-up-catalog.ts) through the same look-ups. The made-up rounds alone left
-   * code compiled for rows, relations and provides shaped unlike the real ones, which the first
-   * real resolution threw away (`--trace-deopt`: the walk, the look-ups and the relation checks
-   * deoptimised on texlive-full, and kde-full then ran while they were compiled again); run on
-   * real rows first, the feedback the compilers use covers both. Leaves the catalog cache as it
-   * was. `own.from`: the smallest catalog whose packages are resolved (none when not given);
-   * `own.sourceId`: that source's alone (after its sync). Resolves to the time it took and the
-   * catalog packages it resolved.
+   * its own packages resolved (spread evenly over it, through the usual look-ups, with a
+   * throwaway cache); then the walk runs a few rounds over a made-up catalog
+   * (domain/imports/warm-up-catalog.ts), packed as a synced one is held in memory, through the
+   * same look-ups. The made-up rounds alone left code compiled for rows, relations and provides
+   * shaped unlike the real ones, which the first real resolution threw away (`--trace-deopt`:
+   * the walk, the look-ups and the relation checks deoptimised on texlive-full, and kde-full then
+   * ran while they were compiled again); run on real rows first, the feedback the compilers use
+   * covers both. Made-up rows read from the database shape (rather than packed) trained code the
+   * held catalogs do not run: kde-full's first resolution took 42-55 ms instead of 27-37.
+   * Leaves the catalog cache as it was. `own.from`: the smallest catalog whose packages are
+   * resolved (none when not given); `own.sourceId`: that source's alone (after its sync).
+   * Resolves to the time it took and the catalog packages it resolved.
    */
   async warmUp(rounds = WARM_UP_ROUNDS, own: { from?: number; sourceId?: string } = {}): Promise<{ ms: number; catalogRoots: number }> {
     const started = performance.now();
@@ -210,15 +179,15 @@ export class CatalogQuery {
     const fields = deb.flatMap((e) => (e.relations as DebCatalogRelations).depends ?? []);
     const versions = deb.map((e) => e.version);
     const catalogs = [
-      { rows: warmUpRows(deb), accepted: ['amd64', 'all'] },
-      { rows: warmUpRows(rpmWarmUpCatalog(WARM_UP_PACKAGES)), accepted: ['x86_64', 'noarch'] },
+      { packed: packEntries(deb), accepted: ['amd64', 'all'] },
+      { packed: packEntries(rpmWarmUpCatalog(WARM_UP_PACKAGES)), accepted: ['x86_64', 'noarch'] },
     ];
     for (let round = 0; round < rounds; round++) {
       exerciseParsers(fields, versions);
       // The formats take turns, so the compiled walk expects both from the start (not one, then deoptimised for the other).
-      for (const { rows, accepted } of catalogs) {
+      for (const { packed, accepted } of catalogs) {
         // A fresh cache each round: the look-ups, the loading and the parsing are what must warm up.
-        const lookups = this.lookups(visible, '', async (_source, _generation, names) => names.flatMap((name) => rows.get(name) ?? []), new CatalogCache());
+        const lookups = this.lookups(visible, '', packed, new CatalogCache());
         const root = (await lookups.byName('warm-0'))[0]!;
         await resolveClosure(root, resolverFormat(root.format, lookups, accepted));
         await yieldToRequests();
@@ -258,13 +227,12 @@ export class CatalogQuery {
     return resolved;
   }
 
-  /** Memoised look-ups for one resolution; `prefetch` fills them for many names per query. */
-  private lookups(
-    visible: Visible,
-    distribution: string,
-    rowsFor: CatalogRows = (sourceId, generation, names) => catalogLookup(this.db, sourceId, generation, names),
-    cache: CatalogCache = this.cache,
-  ): NameLookups {
+  /**
+   * Memoised look-ups for one resolution; `prefetch` fills them for many names per query. The
+   * catalog's answers come from `packed` when given (for every source), else from the generation
+   * held in memory, else from the database.
+   */
+  private lookups(visible: Visible, distribution: string, packed?: PackedCatalog, cache: CatalogCache = this.cache): NameLookups {
     const target = distribution ? providesLookup(this.db, distribution) : null;
     const loaded = new Map<string, LoadedName>();
     let targetHasRows: Promise<boolean> | undefined;
@@ -282,17 +250,10 @@ export class CatalogQuery {
         const known = cache.source(sourceId, generation);
         const unknown = missing.filter((name) => !known.names.has(name));
         if (unknown.length > 0) {
+          const held = packed ?? this.resident.get(sourceId, generation);
+          if (held) answerFromMemory(held, sourceId, known, unknown);
           // One query per source and generation for all the names, so the (source_id, generation, name) indexes apply.
-          const found = new Map<string, NameAnswer>();
-          for (const name of unknown) found.set(name, { byName: [], providers: [] });
-          for (const r of await rowsFor(sourceId, generation, unknown)) {
-            // A package found under several names (its own, what it provides) is one object, parsed once.
-            let pkg = known.packages.get(r.seq);
-            if (!pkg) known.packages.set(r.seq, (pkg = toPackage(sourceId, r)));
-            if (r.provided_name === null) found.get(r.name)!.byName.push(pkg);
-            else found.get(r.provided_name)!.providers.push({ pkg, version: r.provided_version, flags: r.provided_flags === null ? null : Number(r.provided_flags) });
-          }
-          found.forEach((answer, name) => known.names.set(name, answer));
+          else answerFromRows(await catalogLookup(this.db, sourceId, generation, unknown), sourceId, known, unknown);
           cache.grew(known);
         }
         for (let i = 0; i < missing.length; i++) {
@@ -325,8 +286,33 @@ export class CatalogQuery {
   }
 }
 
-/** Catalog rows for some names of one source generation: by name, and as providers of them. */
-type CatalogRows = (sourceId: string, generation: number, names: readonly string[]) => Promise<CatalogLookupRow[]>;
+/** Records in `known` what the rows of a catalog look-up answer for `names`. */
+function answerFromRows(rows: CatalogLookupRow[], sourceId: string, known: SourceAnswers, names: readonly string[]): void {
+  const found = new Map<string, NameAnswer>();
+  for (const name of names) found.set(name, { byName: [], providers: [] });
+  for (const r of rows) {
+    // A package found under several names (its own, what it provides) is one object, parsed once.
+    let pkg = known.packages.get(r.seq);
+    if (!pkg) known.packages.set(r.seq, (pkg = toPackage(sourceId, r)));
+    if (r.provided_name === null) found.get(r.name)!.byName.push(pkg);
+    else found.get(r.provided_name)!.providers.push({ pkg, version: r.provided_version, flags: r.provided_flags === null ? null : Number(r.provided_flags) });
+  }
+  found.forEach((answer, name) => known.names.set(name, answer));
+}
+
+/** Records in `known` what the generation held in memory answers for `names`. */
+function answerFromMemory(packed: PackedCatalog, sourceId: string, known: SourceAnswers, names: readonly string[]): void {
+  const packageAt = (seq: number): CatalogPackage => {
+    let pkg = known.packages.get(seq);
+    if (!pkg) known.packages.set(seq, (pkg = toPackage(sourceId, packed.record(seq))));
+    return pkg;
+  };
+  for (const name of names) {
+    const answer: NameAnswer = { byName: [], providers: [] };
+    packed.visit(name, (seq) => answer.byName.push(packageAt(seq)), (seq, version, flags) => answer.providers.push({ pkg: packageAt(seq), version, flags }));
+    known.names.set(name, answer);
+  }
+}
 
 /**
  * Measured on bookworm's texlive-full, kde-full and gnome: 600 packages x 8 rounds warmed no
@@ -347,23 +333,14 @@ const MIN_ROOTS_PER_CATALOG = 4;
 /** Between warm-up resolutions, so requests arriving meanwhile wait for one of them at most. */
 const yieldToRequests = () => new Promise((resolve) => setImmediate(resolve));
 
-/** The made-up entries as the rows catalogLookup answers (the provides rows as a sync writes them), by every name they answer to. */
-function warmUpRows(entries: CatalogEntry[]): Map<string, CatalogLookupRow[]> {
-  const rows = new Map<string, CatalogLookupRow[]>();
-  const add = (name: string, row: CatalogLookupRow) => {
-    const list = rows.get(name);
-    if (list) list.push(row);
-    else rows.set(name, [row]);
-  };
+/** The made-up entries packed as a sync packs a catalog (the provides as it writes them). */
+function packEntries(entries: CatalogEntry[]): PackedCatalog {
+  const builder = new PackedCatalogBuilder();
   entries.forEach((e, seq) => {
-    const base = {
-      seq, format: e.format, name: e.name, version: e.version, arch: e.arch, location: e.location, size: e.size, sha256: e.sha256,
-      summary: e.summary, relations: JSON.stringify(e.relations),
-    };
-    add(e.name, { ...base, provided_name: null, provided_version: null, provided_flags: null });
-    forEachProvidedName(e, (_kind, name, version, flags) => add(name, { ...base, provided_name: name, provided_version: version, provided_flags: flags }));
+    builder.add(seq, e.format, e.name, e.version, e.arch, e.location, e.size, e.sha256, e.summary, JSON.stringify(e.relations));
+    forEachProvidedName(e, (_kind, name, version, flags) => builder.addProvided(seq, name, version, flags));
   });
-  return rows;
+  return builder.finish();
 }
 
 /** The walk's rules for a catalog's format, over these look-ups. */
@@ -372,7 +349,7 @@ const resolverFormat = (format: CatalogEntry['format'], lookups: NameLookups, ac
 
 const multiArchOf = (pkg: CatalogPackage): string | null => (pkg.format === 'deb' ? (pkg.relations as DebCatalogRelations).multiArch : null);
 
-function toPackage(sourceId: string, r: Omit<CatalogRow, 'source_id' | 'generation'>): CatalogPackage {
+function toPackage(sourceId: string, r: CatalogRecord): CatalogPackage {
   return {
     sourceId, format: r.format as CatalogEntry['format'], name: r.name, version: r.version, arch: r.arch,
     location: r.location, size: Number(r.size), sha256: r.sha256, summary: r.summary, relations: JSON.parse(r.relations) as CatalogEntry['relations'],

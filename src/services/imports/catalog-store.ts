@@ -10,6 +10,7 @@ import {
 import { recordSyncSuccess } from '../../adapters/db/import-sources.table.js';
 import { forEachProvidedName, type CatalogEntry } from '../../domain/imports/catalog.js';
 import { isoUtc } from '../../domain/time.js';
+import type { CatalogPacker } from './resident-catalogs.js';
 
 export interface CommitInfo {
   indexDigest: string;
@@ -34,12 +35,17 @@ export class CatalogWriter {
     private readonly db: Db,
     readonly sourceId: string,
     readonly generation: number,
+    /** Packs the rows for the resolver as they are written (resident-catalogs.ts); finished on commit. */
+    private readonly packer: CatalogPacker | null,
   ) {}
 
-  /** Starts the next generation, first dropping rows a crashed or failed sync left behind. */
-  static async begin(db: Db, sourceId: string, current: number): Promise<CatalogWriter> {
+  /**
+   * Starts the next generation, first dropping rows a crashed or failed sync left behind.
+   * `packerFor`: what packs the generation in memory as it is written, if anything does.
+   */
+  static async begin(db: Db, sourceId: string, current: number, packerFor?: (generation: number) => CatalogPacker | null): Promise<CatalogWriter> {
     await dropCatalogGenerationsExcept(db, sourceId, current);
-    return new CatalogWriter(db, sourceId, current + 1);
+    return new CatalogWriter(db, sourceId, current + 1, packerFor?.(current + 1) ?? null);
   }
 
   get count(): number {
@@ -48,12 +54,17 @@ export class CatalogWriter {
 
   async add(entry: CatalogEntry): Promise<void> {
     const seq = this.seq++;
-    const { sourceId, generation } = this;
+    const { sourceId, generation, packer } = this;
+    const summary = entry.summary.slice(0, 500);
+    const relations = JSON.stringify(entry.relations);
     appendCatalogRow(
-      this.rows, sourceId, generation, seq, entry.format, entry.name, entry.version, entry.arch, entry.location,
-      entry.size, entry.sha256, entry.summary.slice(0, 500), JSON.stringify(entry.relations),
+      this.rows, sourceId, generation, seq, entry.format, entry.name, entry.version, entry.arch, entry.location, entry.size, entry.sha256, summary, relations,
     );
-    appendProvides(this.provides, sourceId, generation, seq, entry);
+    packer?.add(seq, entry.format, entry.name, entry.version, entry.arch, entry.location, entry.size, entry.sha256, summary, relations);
+    forEachProvidedName(entry, (kind, name, version, flags) => {
+      appendCatalogProvidesRow(this.provides, sourceId, generation, seq, kind, name, version, flags);
+      packer?.addProvided(seq, name, version, flags);
+    });
     if (this.rows.length >= CATALOG_VALUES || this.provides.length >= PROVIDES_VALUES) await this.flush();
   }
 
@@ -76,19 +87,16 @@ export class CatalogWriter {
       });
       await dropCatalogGenerationsExcept(trx, this.sourceId, this.generation);
     });
+    this.packer?.finish();
     // Statistics only steer the planner: without fresh ones the catalog is slow to read, not wrong.
     await refreshCatalogStatistics(this.db).catch(() => undefined);
   }
 
   /** Drops what this generation wrote; the previous catalog was never touched. */
   async abort(): Promise<void> {
+    this.packer?.abandon();
     this.rows = [];
     this.provides = [];
     await dropCatalogGeneration(this.db, this.sourceId, this.generation);
   }
-}
-
-/** The provides rows of one catalog package (forEachProvidedName). */
-function appendProvides(values: unknown[], sourceId: string, generation: number, seq: number, entry: CatalogEntry): void {
-  forEachProvidedName(entry, (kind, name, version, flags) => appendCatalogProvidesRow(values, sourceId, generation, seq, kind, name, version, flags));
 }

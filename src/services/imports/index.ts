@@ -9,6 +9,7 @@ import type { SettingsService } from '../settings.js';
 import type { Repository } from '../repository.js';
 import { CatalogQuery } from './catalog-query.js';
 import { ImportGroups } from './groups.js';
+import { ResidentCatalogs } from './resident-catalogs.js';
 import { Importer } from './importer.js';
 import { SourceStore, stateView } from './source-store.js';
 import { SyncService } from './sync.js';
@@ -29,6 +30,8 @@ export interface ImportDeps {
   edition: 'community' | 'enterprise';
   repo: Repository;
   maxPackageBytes: number;
+  /** IMPORT_CATALOG_MEMORY_MB in bytes (default: none held). */
+  catalogMemoryBytes?: number;
 }
 
 export class ImportService {
@@ -42,7 +45,7 @@ export class ImportService {
 
   constructor(private readonly deps: ImportDeps) {
     this.sources = new SourceStore(deps.db, deps.audit);
-    this.catalog = new CatalogQuery(deps.db);
+    this.catalog = new CatalogQuery(deps.db, new ResidentCatalogs(deps.db, { budget: deps.catalogMemoryBytes ?? 0, log: deps.log }));
     // Uploads' dependency checks also name what the synced catalogs of their distribution offer.
     deps.repo.catalogs.lookup = (codename) => this.catalog.providesLookup(codename);
     this.importer = new Importer({
@@ -52,18 +55,21 @@ export class ImportService {
     this.groups = new ImportGroups({ db: deps.db, audit: deps.audit, lifecycle: deps.repo.lifecycle });
     this.syncs = new SyncService({
       db: deps.db, sources: this.sources, audit: deps.audit, log: deps.log, dataDir: deps.dataDir,
-      afterCommit: (count, sourceId) => this.warmUpResolver(count, sourceId),
+      afterCommit: (count, sourceId) => this.prepareResolver(count, sourceId),
+      resident: this.catalog.resident,
     });
   }
 
   /**
-   * Has V8 compile the dependency resolver (CatalogQuery.warmUp, about 0.4 s of CPU)
-   * when a catalog of RESOLVER_WARM_UP_FROM packages or more exists: after a sync of one, and at
-   * start-up. Small catalogs resolve in milliseconds either way. `count`, `sourceId`: the catalog
-   * just synced (its own packages are the ones resolved); without them, the largest one stored
-   * (and those of every large catalog).
+   * Readies dependency resolution: holds the current catalog generations in memory
+   * (CatalogQuery.holdInMemory), then has V8 compile the resolver (CatalogQuery.warmUp, about
+   * 0.4 s of CPU) when a catalog of RESOLVER_WARM_UP_FROM packages or more exists. Runs after a
+   * sync, and at start-up. Small catalogs resolve in milliseconds either way. `count`,
+   * `sourceId`: the catalog just synced (its own packages are the ones resolved); without them,
+   * every catalog, and the warm-up if the largest one stored qualifies.
    */
-  async warmUpResolver(count?: number, sourceId?: string): Promise<void> {
+  async prepareResolver(count?: number, sourceId?: string): Promise<void> {
+    await this.catalog.holdInMemory(sourceId);
     const largest = count ?? Math.max(0, ...(await Promise.all((await this.sources.list()).map(async (s) => Number((await this.sources.state(s.id)).count)))));
     if (largest < RESOLVER_WARM_UP_FROM) return;
     this.warming ??= this.catalog.warmUp(undefined, { from: RESOLVER_WARM_UP_FROM, sourceId })

@@ -11,6 +11,7 @@ import { claimSourceSync, recordSyncFailure, recordSyncUnchanged } from '../../a
 import { DomainError } from '../../domain/errors.js';
 import { isoUtc } from '../../domain/time.js';
 import { CatalogWriter } from './catalog-store.js';
+import type { ResidentCatalogs } from './resident-catalogs.js';
 import type { SourceStore, StoredSource } from './source-store.js';
 import { fetchSignedIndex, type IndexLimits } from './upstream-index.js';
 
@@ -50,6 +51,8 @@ export interface SyncDeps {
   limits?: IndexLimits;
   /** Runs once a new catalog generation of a source is committed (given its package count), before the sync reports completion. */
   afterCommit?: (count: number, sourceId: string) => Promise<void>;
+  /** Where a synced generation is held in memory for resolution (packed as it is written). */
+  resident?: ResidentCatalogs;
 }
 
 export class SyncService {
@@ -105,7 +108,7 @@ export class SyncService {
         return { source_id: source.id, source: source.name, status: 'unchanged', count, detail: null, code: null };
       }
       emit('verified', 0);
-      const w = await CatalogWriter.begin(db, source.id, Number(state.generation));
+      const w = await CatalogWriter.begin(db, source.id, Number(state.generation), (generation) => this.deps.resident?.packer(source.id, generation) ?? null);
       writer = w;
       let reported = 0;
       await index.read(async (entry) => {

@@ -12,6 +12,10 @@ import { buildDeb } from '../../../harness/debs.js';
 import { multipartBody } from '../../../harness/multipart.js';
 import { makeTempDir } from '../../helpers/tmp.js';
 import { RESOLVER_WARM_UP_FROM } from '../../../src/services/imports/index.js';
+import { CatalogQuery } from '../../../src/services/imports/catalog-query.js';
+import { ResidentCatalogs } from '../../../src/services/imports/resident-catalogs.js';
+import type { PackedCatalog } from '../../../src/domain/imports/packed-catalog.js';
+import { catalogLookup, currentGenerations } from '../../../src/adapters/db/import-catalog.table.js';
 import { buildAptRepo, buildRpmRepo, makeGpgKey, serveDir, writeAptIndexes, type GpgKey, type StaticServer } from '../../../harness/upstream.js';
 
 interface Fixture {
@@ -41,6 +45,7 @@ async function fixture(): Promise<Fixture> {
     { name: 'vt2-provider', version: '1', provides: 'vt2 (= 1.5)' },
     { name: 'broken', version: '1', depends: 'nowhere (>= 1), libver (>= 9)' },
     { name: 'localdep', version: '0.5' },
+    { name: 'twice-provider', version: '1', provides: 'twice (= 1), twice (= 2)' },
   ]);
   await buildRpmRepo(join(tmp.dir, 'rpm'), key, [
     { name: 'rpm-app', version: '1.0', requires: ['rpm-lib >= 2', 'rpm-lib < 3', '/usr/bin/rpm-tool', '(rpm-missing or rpm-alt)', 'rpm-virtual', 'rpm-cyc-a'] },
@@ -65,6 +70,13 @@ type Resolution = {
   already_present: Array<{ required_by: string; relation: string }>;
   unsatisfiable: Array<{ required_by: string; relation: string }>;
 };
+
+/** What a packed catalog answers for `name`, as lines to compare with the database's rows. */
+function answersOf(packed: PackedCatalog, name: string): string[] {
+  const got: string[] = [];
+  packed.visit(name, (seq) => got.push(`${seq} named`), (seq, version, flags) => got.push(`${seq} provides ${version} ${flags}`));
+  return got;
+}
 
 for (const backend of backends()) {
   describe(`import search and resolve (${backend})`, () => {
@@ -190,6 +202,67 @@ for (const backend of backends()) {
       assert.equal(r.total, 7);
     });
 
+    it('the catalogs held in memory answer every name as the database does, packed by the sync or read back from the rows', async () => {
+      const { db } = app.ctx;
+      const generations = await currentGenerations(db);
+      assert.equal(generations.size, 2);
+      // Read back in pages of 1 to 3 rows: pages end inside the two rows of (twice, twice-provider), and a page is filled by them.
+      for (const pageRows of [1, 2, 3]) for (const [sourceId, generation] of generations) {
+        const fromRows = new ResidentCatalogs(db, { budget: 64 << 20, pageRows });
+        const bySync = app.ctx.imports.catalog.resident.get(sourceId, generation);
+        assert.ok(bySync, 'the sync packed its catalog');
+        const readBack = await fromRows.load(sourceId, generation);
+        assert.ok(readBack);
+        const both: PackedCatalog[] = [bySync, readBack];
+        const named = (table: 'import_catalog' | 'import_catalog_provides') =>
+          db.selectFrom(table).select('name').distinct().where('source_id', '=', sourceId).where('generation', '=', generation).execute();
+        const names = [...new Set([...(await named('import_catalog')), ...(await named('import_catalog_provides'))].map((r) => r.name)), 'nowhere-at-all'];
+        assert.ok(names.length > 10);
+        for (const name of names) {
+          const rows = await catalogLookup(db, sourceId, generation, [name]);
+          const expected = rows.map((r) => `${r.seq} ${r.provided_name === null ? 'named' : `provides ${r.provided_version} ${r.provided_flags}`}`).sort();
+          for (const packed of both) {
+            assert.deepEqual(answersOf(packed, name).sort(), expected, name);
+            for (const r of rows) assert.deepEqual(packed.record(r.seq), { seq: r.seq, format: r.format, name: r.name, version: r.version, arch: r.arch, location: r.location, size: Number(r.size), sha256: r.sha256, summary: r.summary, relations: r.relations });
+          }
+        }
+      }
+    });
+
+    it('resolves the same with the catalogs in memory, read from the database, or over the memory budget', async () => {
+      const { db } = app.ctx;
+      const held = app.ctx.imports.catalog;
+      const withoutMemory = new CatalogQuery(db);
+      const overBudget = new CatalogQuery(db, new ResidentCatalogs(db, { budget: 1000 }));
+      for (const [name, distribution] of [['app', 'bookworm'], ['rpm-app', 'rocky9'], ['broken', 'bookworm']] as const) {
+        const expected = await held.resolve(name, { distribution });
+        assert.deepEqual(await withoutMemory.resolve(name, { distribution }), expected);
+        assert.deepEqual(await overBudget.resolve(name, { distribution }), expected);
+        assert.deepEqual(await overBudget.resolve(name, { distribution }), expected);
+      }
+      // Over its budget, a catalog is refused for good (not read again at each resolution); a budget of 0 holds nothing.
+      const [sourceId, generation] = [...(await currentGenerations(db))][0]!;
+      assert.equal(await overBudget.resident.load(sourceId, generation), null);
+      assert.equal(overBudget.resident.bytes, 0);
+      assert.equal(await new ResidentCatalogs(db, { budget: 0 }).load(sourceId, generation), null);
+    });
+
+    it('packs a generation it does not hold (another replica synced) in the background, and drops deleted sources', async () => {
+      const { db } = app.ctx;
+      const resident = new ResidentCatalogs(db, { budget: 64 << 20 });
+      const [sourceId, generation] = [...(await currentGenerations(db))][0]!;
+      assert.equal(resident.get(sourceId, generation), undefined);
+      const packed = await resident.load(sourceId, generation); // the packing get() started
+      assert.ok(packed);
+      assert.equal(resident.get(sourceId, generation), packed);
+      assert.equal(resident.get(sourceId, generation + 1), undefined); // a generation with no rows: nothing to hold
+      assert.equal(await resident.load(sourceId, generation + 1), null);
+      assert.equal(resident.get(sourceId, generation), packed);
+      assert.ok(resident.bytes > 0);
+      resident.keepOnly([]);
+      assert.equal(resident.bytes, 0);
+    });
+
     it('the resolver warm-up changes no answer; catalogs under RESOLVER_WARM_UP_FROM packages skip it', async () => {
       const urls = ['/import/resolve/app?distribution=bookworm', '/import/resolve/rpm-app?distribution=rocky9', '/import/resolve/broken'];
       const answers = await Promise.all(urls.map(resolve));
@@ -210,9 +283,9 @@ for (const backend of backends()) {
       let runs = 0;
       imports.catalog.warmUp = async () => ({ ms: (runs += 1), catalogRoots: 0 });
       try {
-        await imports.warmUpResolver(); // the largest catalog synced here: a few packages
+        await imports.prepareResolver(); // the largest catalog synced here: a few packages
         assert.equal(runs, 0);
-        await imports.warmUpResolver(RESOLVER_WARM_UP_FROM);
+        await imports.prepareResolver(RESOLVER_WARM_UP_FROM);
         assert.equal(runs, 1);
       } finally {
         imports.catalog.warmUp = warmUp;
