@@ -16,7 +16,8 @@ import { parseProvides } from '../../../src/domain/deb/relations.js';
 import { debEntry, lines, stanzas } from '../../../src/domain/imports/deb822-stream.js';
 import { resolveClosure, type CatalogPackage } from '../../../src/domain/imports/resolve.js';
 import { debFormat, type NameLookups } from '../../../src/domain/imports/resolve-formats.js';
-import type { DebCatalogRelations } from '../../../src/domain/imports/catalog.js';
+import { forEachProvidedName, type DebCatalogRelations } from '../../../src/domain/imports/catalog.js';
+import { PackedCatalogBuilder } from '../../../src/domain/imports/packed-catalog.js';
 import { makeTempDir } from '../../helpers/tmp.js';
 
 const run = promisify(execFile);
@@ -39,6 +40,8 @@ async function* text(stream: NodeJS.ReadableStream): AsyncGenerator<string> {
 describe('resolver against apt-get --simulate on the machine\'s Debian index', { skip: available ? false : 'no bookworm APT list or apt-get here' }, () => {
   const byName = new Map<string, CatalogPackage[]>();
   const providers = new Map<string, Array<{ pkg: CatalogPackage; version: string | null; flags: null }>>();
+  const packing = new PackedCatalogBuilder();
+  const bySeq: CatalogPackage[] = [];
   let sandbox: { dir: string; cleanup: () => Promise<void> };
   let aptArgs: string[];
 
@@ -49,6 +52,9 @@ describe('resolver against apt-get --simulate on the machine\'s Debian index', {
       for (const p of parseProvides((pkg.relations as DebCatalogRelations).provides)) {
         providers.set(p.name, [...(providers.get(p.name) ?? []), { pkg, version: p.version, flags: null }]);
       }
+      const seq = bySeq.push(pkg) - 1;
+      packing.add(seq, pkg.format, pkg.name, pkg.version, pkg.arch, pkg.location, pkg.size, pkg.sha256, pkg.summary, JSON.stringify(pkg.relations));
+      forEachProvidedName(pkg, (_kind, name, version, flags) => packing.addProvided(seq, name, version, flags));
     }
     sandbox = await makeTempDir('tollgate-aptsim-');
     for (const sub of ['etc/sources.list.d', 'etc/preferences.d', 'cache/archives/partial', 'state']) await mkdir(join(sandbox.dir, sub), { recursive: true });
@@ -99,5 +105,24 @@ describe('resolver against apt-get --simulate on the machine\'s Debian index', {
     }
     assert.deepEqual(differences, []);
     assert.ok(equal >= 20);
+  });
+
+  it('packed in memory as a sync packs it, answers every name of the index as read from it', () => {
+    const packed = packing.finish();
+    assert.equal(packed.packages, bySeq.length);
+    const names = new Set([...byName.keys(), ...providers.keys()]);
+    assert.ok(names.size > 60_000);
+    const label = (pkg: CatalogPackage) => `${pkg.name}=${pkg.version}/${pkg.arch}`;
+    for (const name of names) {
+      const named: string[] = [];
+      const providing: string[] = [];
+      packed.visit(name, (seq) => named.push(label(bySeq[seq]!)), (seq, version) => providing.push(`${label(bySeq[seq]!)} ${version}`));
+      assert.deepEqual(named, (byName.get(name) ?? []).map(label), name);
+      assert.deepEqual(providing, (providers.get(name) ?? []).map((p) => `${label(p.pkg)} ${p.version}`), name);
+    }
+    bySeq.forEach((pkg, seq) => {
+      const r = packed.record(seq);
+      assert.deepEqual([r.name, r.version, r.arch, r.location, r.size, r.sha256, r.summary, JSON.parse(r.relations)], [pkg.name, pkg.version, pkg.arch, pkg.location, pkg.size, pkg.sha256, pkg.summary, pkg.relations]);
+    });
   });
 });
