@@ -57,5 +57,8 @@ describe('configuration', () => {
     assert.throws(() => loadConfig({ DEB_PAYLOAD_CHECK: 'never' }), /DEB_PAYLOAD_CHECK must be one of background, upload/);
     assert.equal(loadConfig({}).debPayloadCheck, 'background');
     assert.equal(loadConfig({ DEB_PAYLOAD_CHECK: 'upload' }).debPayloadCheck, 'upload');
+    assert.equal(loadConfig({}).importCatalogMemoryBytes, 256 * 1024 * 1024);
+    assert.equal(loadConfig({ IMPORT_CATALOG_MEMORY_MB: '0' }).importCatalogMemoryBytes, 0);
+    assert.throws(() => loadConfig({ IMPORT_CATALOG_MEMORY_MB: '-1' }), /IMPORT_CATALOG_MEMORY_MB/);
   });
 });

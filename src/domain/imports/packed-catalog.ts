@@ -8,20 +8,10 @@
  * Built from the rows the catalog tables hold (a generation never changes once committed), so it
  * answers exactly what the database would.
  */
+import type { CatalogEntry } from './catalog.js';
 
-/** A catalog package as the catalog tables keep it (relations as JSON text). */
-export interface CatalogRecord {
-  seq: number;
-  format: string;
-  name: string;
-  version: string;
-  arch: string;
-  location: string;
-  size: number;
-  sha256: string;
-  summary: string;
-  relations: string;
-}
+/** A catalog package as the catalog tables keep it: numbered in its generation, relations as JSON text. */
+export type CatalogRecord = Omit<CatalogEntry, 'format' | 'relations'> & { seq: number; format: string; relations: string };
 
 /** The text fields of a record, in the order they are packed. */
 const TEXT_FIELDS = ['format', 'name', 'version', 'arch', 'location', 'sha256', 'summary', 'relations'] as const;

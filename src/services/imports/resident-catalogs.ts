@@ -1,10 +1,11 @@
 /**
  * The current catalog generations held in memory for dependency resolution (domain/imports/
- * packed-catalog.ts), within a memory budget. The database stays the source of truth: a
- * generation is packed from its rows once committed, and until it is (or when it does not fit the
- * budget) resolutions read the database as before. A generation never changes once committed, so
- * a packed one answers exactly what the database would; another replica's sync shows as a new
- * generation, which is then packed in the background.
+ * packed-catalog.ts), within a memory budget. The database stays the source of truth: a sync
+ * packs the rows it writes, held once they are committed; at start-up, and when another replica
+ * synced (a generation this one does not hold), the rows are read back in the background. Until a
+ * generation is held (or when it does not fit the budget, or packing it failed) resolutions read
+ * the database. A generation never changes once committed, so a packed one answers exactly what
+ * the database would.
  */
 import type { Logger } from 'pino';
 import type { Db } from '../../adapters/db/index.js';
@@ -22,7 +23,7 @@ interface Held {
 export class ResidentCatalogs {
   private readonly held = new Map<string, Held>();
   private readonly packing = new Map<string, Promise<PackedCatalog | null>>();
-  /** `source generation` pairs over the budget: not tried again. */
+  /** `source generation` pairs over the budget, empty, or whose packing failed: not tried again. */
   private readonly refused = new Set<string>();
 
   private readonly budget: number;
