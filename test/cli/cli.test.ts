@@ -81,7 +81,7 @@ describe('tollgate CLI (built executable against the real service)', () => {
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
     const dataDir = join(tmp.dir, 'data');
-    service = spawnService(dataDir, port, { CLAMAV_SOCKET: clamd.socket });
+    service = spawnService(dataDir, port, { CLAMAV_SOCKET: clamd.socket, SIGNING_KEY_ALGORITHM: 'ed25519' });
     // Started from sources through tsx: slow on a busy machine.
     await waitUntilReady(base, 'the service', 120_000);
     const admin = await loginAsInitialAdmin(base, dataDir);
@@ -319,7 +319,7 @@ describe('tollgate CLI (built executable against the real service)', () => {
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
     const dataDir = join(tmp.dir, 'doomed-data');
-    const doomed = spawnService(dataDir, port, { CLAMAV_SOCKET: clamd.socket });
+    const doomed = spawnService(dataDir, port, { CLAMAV_SOCKET: clamd.socket, SIGNING_KEY_ALGORITHM: 'ed25519' });
     await waitUntilReady(url, 'the second service', 120_000);
     const token = await loginAsInitialAdmin(url, dataDir);
     const child = spawn(process.execPath, [CLI, 'upload', debs.evil!, '--dist', 'noble'], { env: { ...process.env, NO_COLOR: '1', TOLLGATE_URL: url, TOLLGATE_TOKEN: token } });

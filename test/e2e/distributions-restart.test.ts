@@ -18,7 +18,8 @@ describe('distributions as data survive a restart, and a definitions file is app
   const file = () => join(work.dir, 'distributions.json');
 
   const start = async () => {
-    service = spawnService(dataDir(), port, { DISTRIBUTIONS_FILE: file() });
+    // Ed25519: an RSA-4096 key is generated in 5-60 s, and this test is not about the key (it timed out once in CI).
+    service = spawnService(dataDir(), port, { DISTRIBUTIONS_FILE: file(), SIGNING_KEY_ALGORITHM: 'ed25519' });
     await waitUntilReady(base);
   };
   const stop = async () => {

@@ -97,7 +97,7 @@ describe('web interface in a real browser', { skip: !existsSync(CHROMIUM) && `no
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
     const dataDir = join(tmp.dir, 'data');
-    service = spawnService(dataDir, port);
+    service = spawnService(dataDir, port, { SIGNING_KEY_ALGORITHM: 'ed25519' });
     await waitUntilReady(base, 'the service', 120_000);
     adminPassword = (await import('node:fs')).readFileSync(join(dataDir, 'initial-admin-password'), 'utf8').trim();
     const admin = await loginAsInitialAdmin(base, dataDir);
