@@ -5,6 +5,7 @@
  * Only each source's current generation is visible. Resolution reads it from memory when it is
  * held there (resident-catalogs.ts), else from the database.
  */
+import { setImmediate } from 'node:timers/promises';
 import type { Db } from '../../adapters/db/index.js';
 import {
   catalogLookup, catalogPackagesNamed, type CatalogLookupRow, catalogProvidersOf, currentGenerations, distributionProvidesAnything, searchCatalog, catalogSize, spreadCatalogNames, type CatalogRow,
@@ -190,7 +191,8 @@ export class CatalogQuery {
         const lookups = this.lookups(visible, '', packed, new CatalogCache());
         const root = (await lookups.byName('warm-0'))[0]!;
         await resolveClosure(root, resolverFormat(root.format, lookups, accepted));
-        await yieldToRequests();
+        // Between warm-up resolutions, so requests arriving meanwhile wait for one of them at most.
+        await setImmediate();
       }
     }
     return { ms: performance.now() - started, catalogRoots };
@@ -221,7 +223,8 @@ export class CatalogQuery {
         if (!root) continue;
         await resolveClosure(root, resolverFormat(dist.format, lookups, accepted));
         resolved += 1;
-        await yieldToRequests();
+        // Between warm-up resolutions, so requests arriving meanwhile wait for one of them at most.
+        await setImmediate();
       }
     }
     return resolved;
@@ -329,9 +332,6 @@ const WARM_UP_ROUNDS = 8;
  */
 const CATALOG_WARM_UP_ROOTS = 16;
 const MIN_ROOTS_PER_CATALOG = 4;
-
-/** Between warm-up resolutions, so requests arriving meanwhile wait for one of them at most. */
-const yieldToRequests = () => new Promise((resolve) => setImmediate(resolve));
 
 /** The made-up entries packed as a sync packs a catalog (the provides as it writes them). */
 function packEntries(entries: CatalogEntry[]): PackedCatalog {

@@ -7,6 +7,7 @@
  * the database. A generation never changes once committed, so a packed one answers exactly what
  * the database would.
  */
+import { setImmediate } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Db } from '../../adapters/db/index.js';
 import { catalogPackagesFrom, catalogProvidedAfter } from '../../adapters/db/import-catalog.table.js';
@@ -89,7 +90,7 @@ export class ResidentCatalogs {
     if (this.budget <= 0) return null;
     // The source's older generation, if held, is replaced by this one: it does not count against it.
     const room = this.budget - this.bytes + (this.held.get(sourceId)?.catalog.bytes ?? 0);
-    return new CatalogPacker(sourceId, generation, room, {
+    return new CatalogPacker(room, {
       hold: (catalog) => this.hold(sourceId, generation, catalog),
       refuse: (reason) => {
         this.refused.add(`${sourceId} ${generation}`);
@@ -114,7 +115,7 @@ export class ResidentCatalogs {
       if (packer.abandoned) return null;
       if (rows.length < this.pageRows) break;
       from += rows.length;
-      await nextTurn();
+      await setImmediate(); // requests run between two reads
     }
     for (let after: { name: string; seq: number } | null = null; ;) {
       const rows = await catalogProvidedAfter(this.db, sourceId, generation, after, this.pageRows);
@@ -123,7 +124,7 @@ export class ResidentCatalogs {
       if (packer.abandoned) return null;
       const last = rows[rows.length - 1]!;
       after = { name: last.name, seq: last.seq };
-      await nextTurn();
+      await setImmediate(); // requests run between two reads
     }
     const catalog = packer.finish();
     if (catalog) this.log?.info({ sourceId, generation, packages: catalog.packages, mib: Math.round(catalog.bytes / 2 ** 20), ms: Math.round(performance.now() - started) }, 'import catalog held in memory');
@@ -136,8 +137,6 @@ export class CatalogPacker {
   private builder: PackedCatalogBuilder | null = new PackedCatalogBuilder();
 
   constructor(
-    readonly sourceId: string,
-    readonly generation: number,
     private readonly room: number,
     private readonly owner: { hold(catalog: PackedCatalog): void; refuse(reason: string): void },
   ) {}
@@ -188,6 +187,3 @@ export class CatalogPacker {
     }
   }
 }
-
-/** Lets requests run between two reads. */
-const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
