@@ -4,10 +4,11 @@
  * its file name by a hard link, and pruned once no recent generation names it. Shared by the
  * index files (apt-index-files.ts) and the Contents files (apt-contents-files.ts).
  */
-import { copyFile, readdir, readFile, rename, stat } from 'node:fs/promises';
+import { copyFile, open, readdir, readFile, rename, stat, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fsyncDir, inFolder, isErrno, linkReplacing, openCutCopy, removeFile, tempPathFor, writeFileAtomic } from './atomic.js';
 import type { ContentDigests } from './hash-stream.js';
+import type { SpareCopies } from './spare-copies.js';
 
 const BY_HASH_DIRS = [
   ['MD5Sum', 'md5'],
@@ -20,21 +21,57 @@ const GENERATIONS_FILE = '.generations.json';
 /** Where the by-hash object of content with these digests lives (placeObject puts it there). */
 export const objectPath = (indexDir: string, d: ContentDigests) => join(indexDir, 'by-hash', 'SHA256', d.sha256);
 
+/** A published file of an index folder that appends extend, and where its object is. */
+export interface ExtendedFile {
+  name: string;
+  object: string;
+  /** For .xz: where the index begins, which an append cuts off and writes anew. */
+  xz?: { indexOffset: number } | null;
+}
+
+export interface ExtendOptions {
+  sync: boolean;
+  /** Copies of the current objects made ahead of the append (see spare-copies.ts). */
+  spares?: SpareCopies;
+}
+
+const spareSlot = (indexDir: string, name: string) => join(indexDir, name);
+const cutOf = (file: ExtendedFile) => (file.xz ? file.xz.indexOffset : null);
+
 /**
- * The object of a new generation: a copy of `source` (an earlier object) cut to `keepBytes` when
- * given and extended by `tail`, placed as the object of `d` (its digests, computed beforehand from
- * saved hash states). Returns its path.
+ * The object of a new generation: a copy of `from`'s object (an .xz one cut where its index
+ * begins) extended by `tail`, placed as the object of `d` (its digests, computed beforehand from saved
+ * hash states). The copy is the spare made after the last publish when there is one. Returns its path.
  */
-export async function extendObject(indexDir: string, source: string, d: ContentDigests, keepBytes: number | null, tail: Uint8Array, sync: boolean): Promise<string> {
-  const tmp = tempPathFor(objectPath(indexDir, d));
-  const handle = await openCutCopy(source, tmp, keepBytes, (from, to) => inFolder(to, () => copyFile(from, to)));
+export async function extendObject(indexDir: string, from: ExtendedFile, d: ContentDigests, tail: Uint8Array, o: ExtendOptions): Promise<string> {
+  const keepBytes = cutOf(from);
+  const spare = await o.spares?.take(spareSlot(indexDir, from.name), from.object, keepBytes);
+  const tmp = spare ?? tempPathFor(objectPath(indexDir, d));
+  let handle: FileHandle;
+  try {
+    handle = spare ? await open(spare, 'a') : await openCutCopy(from.object, tmp, keepBytes, (source, to) => inFolder(to, () => copyFile(source, to)));
+  } catch (error) {
+    await removeFile(tmp);
+    throw error;
+  }
   try {
     await handle.writeFile(tail);
-    if (sync) await handle.sync();
-  } finally {
-    await handle.close();
+    if (o.sync) await handle.sync();
+  } catch (error) {
+    await handle.close().catch(() => undefined);
+    await removeFile(tmp);
+    throw error;
   }
+  await handle.close();
   return placeObject(indexDir, tmp, d);
+}
+
+/**
+ * After a publish: spare copies of the files it wrote, for the next append to extend without
+ * copying (on a filesystem that shares extents they cost nothing; elsewhere, idle time).
+ */
+export function prepareSpares(indexDir: string, files: readonly ExtendedFile[], o: ExtendOptions): void {
+  for (const file of files) o.spares?.prepare(spareSlot(indexDir, file.name), file.object, cutOf(file), o.sync);
 }
 
 /**

@@ -65,7 +65,7 @@ export async function appendContents(componentDir: string, file: VariantState, a
   const prefix = await file.prefix.copy().update(member);
   const digests = await prefix.finish();
   const plain = { digests: await plainPrefix.finish(), prefix: plainPrefix };
-  const written = extendObject(componentDir, file.object, digests, null, member, o.sync).then(() => undefined);
+  const written = extendObject(componentDir, file, digests, member, o).then(() => undefined);
   written.catch(() => undefined);
   return { state: { name: file.name, object: objectPath(componentDir, digests), digests, prefix, xz: null, plain }, written };
 }

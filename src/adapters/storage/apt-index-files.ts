@@ -18,6 +18,7 @@ import { parseXzTail, storedXzBlock, xzBlocksOf, xzIndexAndFooter, type XzBlockR
 import { extendObject, finishWrite, objectPath, placeObject } from './apt-by-hash.js';
 import { isErrno, tempPathFor } from './atomic.js';
 import type { ContentDigests } from './hash-stream.js';
+import type { SpareCopies } from './spare-copies.js';
 import lzma from 'lzma-native';
 import { startXz, type XzOptions } from './xz.js';
 
@@ -102,6 +103,8 @@ export interface IndexFileOptions {
   gzipLevel: number;
   xz: XzOptions;
   sync: boolean;
+  /** Copies of the current files made after each publish, for the next append (spare-copies.ts). */
+  spares?: SpareCopies;
 }
 
 export interface WrittenVariant {
@@ -307,11 +310,11 @@ export async function appendToIndex(state: AptIndexState, added: Buffer, o: Inde
 
   const blocks = [...xzV.xz.blocks, ...(block?.records ?? [])];
   const blockBytes = block?.bytes ?? Buffer.alloc(0);
-  const growths: Array<{ from: VariantState; appended: Buffer; tail: Buffer; keepBytes: number | null; xz: VariantState['xz'] }> = [
-    { from: plainV, appended: added, tail: Buffer.alloc(0), keepBytes: null, xz: null },
-    { from: gzV, appended: member, tail: Buffer.alloc(0), keepBytes: null, xz: null },
+  const growths: Array<{ from: VariantState; appended: Buffer; tail: Buffer; xz: VariantState['xz'] }> = [
+    { from: plainV, appended: added, tail: Buffer.alloc(0), xz: null },
+    { from: gzV, appended: member, tail: Buffer.alloc(0), xz: null },
     {
-      from: xzV, appended: blockBytes, tail: xzIndexAndFooter(blocks, xzV.xz.flags), keepBytes: xzV.xz.indexOffset,
+      from: xzV, appended: blockBytes, tail: xzIndexAndFooter(blocks, xzV.xz.flags),
       xz: { blocks, flags: xzV.xz.flags, indexOffset: xzV.xz.indexOffset + blockBytes.length },
     },
   ];
@@ -321,7 +324,7 @@ export async function appendToIndex(state: AptIndexState, added: Buffer, o: Inde
     return { name: from.name, object: objectPath(state.indexDir, digests), digests, prefix, xz };
   }));
   const written = (async () => {
-    await Promise.all(growths.map(({ from, appended, tail, keepBytes }, i) => extendObject(state.indexDir, from.object, next[i]!.digests, keepBytes, Buffer.concat([appended, tail]), o.sync)));
+    await Promise.all(growths.map(({ from, appended, tail }, i) => extendObject(state.indexDir, from, next[i]!.digests, Buffer.concat([appended, tail]), o)));
     await finishWrite(state.indexDir, next, o.sync);
   })();
   // Awaited by the caller once Release is signed; a failure meanwhile must not count as unhandled.

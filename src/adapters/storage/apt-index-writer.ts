@@ -5,6 +5,7 @@ import type { Distribution } from '../../domain/distributions.js';
 import type { PackageFileEntry } from '../../domain/package.js';
 import { contentsLines } from '../../domain/repo/apt/contents.js';
 import type { IndexEntry, IndexWriter } from './interfaces.js';
+import { SpareCopies } from './spare-copies.js';
 
 function contentsOf(e: IndexEntry): string {
   if (!e.contents) return '';
@@ -25,6 +26,7 @@ async function* aptBatches(batches: AsyncIterable<readonly IndexEntry[]>): Async
 /** Writes `apt/dists/<codename>/…` from the stored stanzas (Packages per component and architecture, compressed variants, by-hash, signed Release). */
 export class AptIndexWriter implements IndexWriter {
   private readonly states = new Map<string, AptDistributionState>();
+  private readonly spares = new SpareCopies();
 
   constructor(
     private readonly repoDir: string,
@@ -45,6 +47,7 @@ export class AptIndexWriter implements IndexWriter {
       architectures: dist.architectures,
       signer,
       sync: this.sync,
+      spares: this.spares,
       ...(this.onCleanUpError ? { onCleanUpError: this.onCleanUpError } : {}),
     };
   }
@@ -73,9 +76,18 @@ export class AptIndexWriter implements IndexWriter {
 
   forget(codename: string): void {
     this.states.delete(codename);
+    this.spares.discardUnder(join(this.distsDir, codename, '/'));
   }
 
   settled(codename: string): Promise<void> {
     return aptPublishingSettled(join(this.repoDir, 'apt'), codename);
+  }
+
+  idle(): Promise<void> {
+    return this.spares.settled();
+  }
+
+  private get distsDir(): string {
+    return join(this.repoDir, 'apt', 'dists');
   }
 }

@@ -16,11 +16,12 @@ import { DomainError } from '../../domain/errors.js';
 import { releaseDate, releaseFile, type ReleaseFileEntry } from '../../domain/repo/apt/release.js';
 import { packagesIndex } from '../../domain/repo/apt/stanza.js';
 import type { Signer } from '../signing/signer.js';
-import { pruneByHash } from './apt-by-hash.js';
+import { prepareSpares, pruneByHash } from './apt-by-hash.js';
 import { appendToIndex, writeFullIndex, writtenVariants, type AptIndexState, type IndexFileOptions, type StagedWrite } from './apt-index-files.js';
 import { stageFiles } from './atomic.js';
 import { appendContents, contentsReleaseEntries, exposeContents, writeContentsFile } from './apt-contents-files.js';
 import { Demultiplexer } from './demultiplexer.js';
+import type { SpareCopies } from './spare-copies.js';
 import type { XzOptions } from './xz.js';
 
 /** One package's stanza and where it is listed: its component, and its architecture (`all`: every one). */
@@ -82,6 +83,8 @@ export interface AptPublishOptions {
   sync?: boolean;
   /** Told of a failed by-hash pruning, which runs after the publish has answered (default: ignored; the next full publish sweeps). */
   onCleanUpError?: (error: unknown) => void;
+  /** Where to keep copies of the files a publish wrote, made after it for the next append to extend (default: none; see spare-copies.ts). */
+  spares?: SpareCopies;
 }
 
 /** What was published, with timings (ms) for monitoring. */
@@ -188,7 +191,9 @@ const entriesOf = (o: AptPublishOptions, l: Layout): readonly AptEntry[] =>
  */
 const MAX_APPENDS = 200;
 
-const fileOptions = (o: AptPublishOptions): IndexFileOptions => ({ maxAppends: o.maxAppends ?? MAX_APPENDS, gzipLevel: o.gzipLevel ?? 6, xz: o.xz ?? {}, sync: o.sync !== false });
+const fileOptions = (o: AptPublishOptions): IndexFileOptions => ({
+  maxAppends: o.maxAppends ?? MAX_APPENDS, gzipLevel: o.gzipLevel ?? 6, xz: o.xz ?? {}, sync: o.sync !== false, ...(o.spares ? { spares: o.spares } : {}),
+});
 
 /** Build, sign and atomically publish `dists/<codename>/` from every entry. */
 export function publishAptDistribution(options: AptPublishOptions): Promise<AptPublishResult> {
@@ -343,9 +348,15 @@ async function release(
       mode,
       timings: { build: t1 - t0, compress: t2 - t1, sign: t3 - t2, write: t4 - t3, total: t4 - t0 },
     },
-    cleanUp: () => Promise.all([
-      ...l.indexRels.filter((rel) => !changed || changed.has(rel)).map((rel) => pruneByHash(join(l.distDir, rel), state.indexes.get(rel)!, prune)),
-      ...l.components.filter((c) => !changed || changed.has(c)).map((c) => pruneByHash(join(l.distDir, c), state.contents.get(c)!, prune)),
-    ]),
+    cleanUp: () => {
+      const rewritten = [
+        ...l.indexRels.filter((rel) => !changed || changed.has(rel)).map((rel) => state.indexes.get(rel)!),
+        ...l.components.filter((c) => !changed || changed.has(c)).map((c) => state.contents.get(c)!),
+      ];
+      // The files written are the likeliest to be extended next: copied now, while nothing waits.
+      const opts = fileOptions(o);
+      for (const index of rewritten) if (index.appends < opts.maxAppends) prepareSpares(index.indexDir, index.variants, opts);
+      return Promise.all(rewritten.map((index) => pruneByHash(index.indexDir, index, prune)));
+    },
   };
 }

@@ -10,8 +10,8 @@ import { readLocalHead } from './local-file.js';
 import { checkStoragePath } from './storage-path.js';
 
 const SHA256 = /^[0-9a-f]{64}$/;
-/** `tempPathFor` names: `.<name>.<pid>.<random>.tmp`. */
-const TEMP_FILE = /^\..+\.(\d+)\.[0-9a-f]{12}\.tmp$/;
+/** `tempPathFor` names, `.<name>.<pid>.<random>.tmp`, and spare copies (`.spare`, spare-copies.ts). */
+const TEMP_FILE = /^\..+\.(\d+)\.[0-9a-f]{12}\.(tmp|spare)$/;
 
 /**
  * `PackageFiles` on DATA_DIR. Every accepted file is kept once, by SHA-256, in `store/` (not

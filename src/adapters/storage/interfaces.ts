@@ -101,4 +101,6 @@ export interface IndexWriter {
   forget?(codename: string): void;
   /** Settles once the writes of the distribution under way, and what they clean up after answering, are done. */
   settled?(codename: string): Promise<void>;
+  /** Settles once work the writer does in the background between publishes is done (shutdown, tests). */
+  idle?(): Promise<void>;
 }

@@ -184,6 +184,7 @@ export class Publisher {
       await state.current?.catch(() => undefined);
       await Promise.all(Object.values(this.writers).map((w) => w.settled?.(codename)));
     }
+    await Promise.all(Object.values(this.writers).map((w) => w.idle?.()));
   }
 
   /**
