@@ -6,9 +6,11 @@
  * `node`: through the `tsx` loader, whose hooks run in a thread of their own, the process held
  * ~35 MiB more than the service does:
  *   load <dataDir> <manifest> <count>      stores the first `count` packages of the corpus (manifest.ndjson) in the database
- *   measure <dataDir> <extras.json> <count>  full publish (twice) and add-one publishes (one per
+ *   measure <dataDir> <extras.json> <count> [atRest]  full publish (twice) and add-one publishes (one per
  *                                           entry of extras.json: only those are read, so the
- *                                           corpus itself never counts in this process's peak RSS)
+ *                                           corpus itself never counts in this process's peak RSS);
+ *                                           the last `atRest` once the previous publish's background
+ *                                           work is done (see timePublishes), the others back to back
  * BENCH_APT_LAYOUT=<architectures>x<components> (default 1x1) spreads the packages over that
  * many architectures and components of the distribution (`all` packages stay `all`).
  * Prints one JSON line. `measure` also reports `memory`: process.memoryUsage() (MiB) on start (the
@@ -32,7 +34,7 @@ if (!process.env.TOLLGATE_PUBLISH_SIDE) throw new Error('TOLLGATE_PUBLISH_SIDE (
 type PublishSide = typeof import('../../src/config.js') & typeof import('../../src/services/context.js') & Pick<typeof import('../../src/adapters/db/packages.table.js'), 'insertPackage'>;
 const { loadConfig, closeContext, createContext, insertPackage } = (await import(pathToFileURL(process.env.TOLLGATE_PUBLISH_SIDE).href)) as PublishSide;
 
-const [mode, dataDir, manifestPath, countText] = process.argv.slice(2);
+const [mode, dataDir, manifestPath, countText, atRestArg] = process.argv.slice(2);
 const count = Number(countText);
 const [archCount, componentCount] = (process.env.BENCH_APT_LAYOUT ?? '1x1').split('x').map(Number) as [number, number];
 const ARCHITECTURES = ['amd64', 'arm64', 'i386', 'armhf', 'ppc64el', 's390x'].slice(0, archCount);
@@ -76,10 +78,10 @@ if (mode === 'load') {
   const sampler = setInterval(() => {
     for (const [k, v] of Object.entries(usage()) as Array<[keyof NodeJS.MemoryUsage, number]>) during[k] = Math.max(during[k], v);
   }, 5);
-  const { full, add } = await timePublishes(ctx, 'jammy', insertPackage, extras.map((e) => row(e, 0)));
+  const { full, add, addAtRest } = await timePublishes(ctx, 'jammy', insertPackage, extras.map((e) => row(e, 0)), Number(atRestArg ?? 0));
   clearInterval(sampler);
   const signer = ctx.repo.keyring.current()!;
   const memory = { onStart, atRest, duringPublishes: during };
-  console.log(JSON.stringify({ full, add, peakRssBytes: process.resourceUsage().maxRSS * 1024, algorithm: signer.algorithm, memory }));
+  console.log(JSON.stringify({ full, add, addAtRest, peakRssBytes: process.resourceUsage().maxRSS * 1024, algorithm: signer.algorithm, memory }));
 }
 await closeContext(ctx);

@@ -135,6 +135,23 @@ describe('spare copies for the next append', () => {
     assert.equal(spares.held().size, 0, 'taken: the caller owns it');
   });
 
+  it('begins a spare only after its delay, unless an append takes it first', async () => {
+    const source = join(tmp.dir, 'delayed', 'object');
+    await mkdir(dirname(source), { recursive: true });
+    await writeFile(source, 'generation\n');
+    const spares = new SpareCopies(150);
+    spares.prepare('waits', source, null, true);
+    spares.prepare('taken', source, null, true);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Nothing copied yet: the fsyncs of whatever follows a publish (the upload's audit entry) do
+    // not wait behind the copy's write-back.
+    assert.deepEqual((await readdir(dirname(source))).filter((n) => n.endsWith('.spare')), []);
+    const taken = await spares.take('taken', source, null);
+    assert.equal(await readFile(taken!, 'utf8'), 'generation\n', 'taken before its delay: copied at once');
+    await spares.settled();
+    assert.equal(await readFile(spares.held().get('waits')!, 'utf8'), 'generation\n');
+  });
+
   it('fails quietly when the source cannot be copied, leaving no file', async () => {
     const spares = new SpareCopies();
     const missing = join(tmp.dir, 'gone', 'object');
