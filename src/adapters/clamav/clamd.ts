@@ -4,6 +4,7 @@
  * zero-length chunk). Every wait is bounded so a stuck daemon cannot hang an upload.
  */
 import { createConnection, type Socket } from 'node:net';
+import { setImmediate } from 'node:timers/promises';
 import type { Readable } from 'node:stream';
 import { DomainError } from '../../domain/errors.js';
 import { parseScanReply, parseVersionReply } from './protocol.js';
@@ -141,7 +142,7 @@ export class ClamdScanner implements AntivirusScanner {
             if (reply.settled) break outer;
             // Let pending socket reads run first: if clamd already answered and closed, a further
             // write fails with EPIPE and Node drops the unread answer along with the socket.
-            await new Promise<void>((resolve) => setImmediate(resolve));
+            await setImmediate();
             if (reply.settled) break outer;
             const piece = bytes.subarray(offset, offset + this.chunkBytes);
             sent += piece.length;

@@ -4,6 +4,7 @@
  * its file name by a hard link, and pruned once no recent generation names it. Shared by the
  * index files (apt-index-files.ts) and the Contents files (apt-contents-files.ts).
  */
+import { constants } from 'node:fs';
 import { copyFile, open, readdir, readFile, rename, stat, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fsyncDir, inFolder, isErrno, linkReplacing, openCutCopy, removeFile, tempPathFor, writeFileAtomic } from './atomic.js';
@@ -25,6 +26,7 @@ export const objectPath = (indexDir: string, d: ContentDigests) => join(indexDir
 export interface ExtendedFile {
   name: string;
   object: string;
+  digests: { size: number };
   /** For .xz: where the index begins, which an append cuts off and writes anew. */
   xz?: { indexOffset: number } | null;
 }
@@ -46,10 +48,10 @@ const cutOf = (file: ExtendedFile) => (file.xz ? file.xz.indexOffset : null);
 export async function extendObject(indexDir: string, from: ExtendedFile, d: ContentDigests, tail: Uint8Array, o: ExtendOptions): Promise<string> {
   const keepBytes = cutOf(from);
   const spare = await o.spares?.take(spareSlot(indexDir, from.name), from.object, keepBytes);
-  const tmp = spare ?? tempPathFor(objectPath(indexDir, d));
-  let handle: FileHandle;
+  let handle = spare ? await openSpare(spare, keepBytes ?? from.digests.size) : null;
+  const tmp = handle ? spare! : tempPathFor(objectPath(indexDir, d));
   try {
-    handle = spare ? await open(spare, 'a') : await openCutCopy(from.object, tmp, keepBytes, (source, to) => inFolder(to, () => copyFile(source, to)));
+    handle ??= await openCutCopy(from.object, tmp, keepBytes, (source, to) => inFolder(to, () => copyFile(source, to)));
   } catch (error) {
     await removeFile(tmp);
     throw error;
@@ -64,6 +66,19 @@ export async function extendObject(indexDir: string, from: ExtendedFile, d: Cont
   }
   await handle.close();
   return placeObject(indexDir, tmp, d);
+}
+
+/**
+ * A spare opened for appending, if it is whole: one removed meanwhile (a start-up clean-up) is not
+ * created again, and one of another size is not extended (its digests would not be the ones
+ * Release names). Null then, and the caller copies.
+ */
+async function openSpare(path: string, size: number): Promise<FileHandle | null> {
+  const handle = await open(path, constants.O_WRONLY | constants.O_APPEND).catch(() => null);
+  if (handle && (await handle.stat()).size === size) return handle;
+  await handle?.close();
+  await removeFile(path);
+  return null;
 }
 
 /**

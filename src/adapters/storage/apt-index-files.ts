@@ -10,6 +10,7 @@ import { mkdir, open, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Transform, type TransformCallback, type Writable } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
+import { setImmediate } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { createGzip, gzip, gzipSync } from 'node:zlib';
 import { DomainError } from '../../domain/errors.js';
@@ -59,7 +60,7 @@ export class Digests {
       const slice = data.subarray(at, at + SLICE);
       for (const h of this.hashes) h.update(slice);
       this.size += slice.byteLength;
-      if (at + SLICE < data.byteLength) await new Promise((resolve) => setImmediate(resolve));
+      if (at + SLICE < data.byteLength) await setImmediate();
     }
     return this;
   }

@@ -110,6 +110,26 @@ describe('spare copies for the next append', () => {
     assert.equal(after.length, 7);
   });
 
+  it('copies for itself when its spare was removed or changed behind its back', async () => {
+    const full = Array.from({ length: 50 }, (_, i) => entry(i));
+    const reference = await publishAptDistribution({ ...options('untouched'), entries: full });
+    await appendAptDistribution({ ...options('untouched'), entries: [entry(50)], previous: reference.state });
+    const spares = new SpareCopies(0);
+    const published = await publishAptDistribution({ ...options('tampered', { spares }), entries: full });
+    await aptPublishingSettled(join(tmp.dir, 'apt'), 'tampered');
+    await spares.settled();
+    const held = spares.held();
+    const dir = join(tmp.dir, 'apt', 'dists', 'tampered');
+    await rm(held.get(join(dir, 'main', 'binary-amd64', 'Packages'))!);
+    await writeFile(held.get(join(dir, 'main', 'binary-amd64', 'Packages.gz'))!, 'short');
+    await writeFile(held.get(join(dir, 'main', 'Contents-amd64.gz'))!, 'x', { flag: 'a' });
+    const appended = await appendAptDistribution({ ...options('tampered', { spares }), entries: [entry(50)], previous: published.state });
+    assert.equal(appended?.mode, 'append');
+    for (const file of FILES) {
+      assert.ok((await readFile(join(dir, file))).equals(await readFile(join(tmp.dir, 'apt', 'dists', 'untouched', file))), file);
+    }
+  });
+
   it('does not use a spare made from another file, and removes it', async () => {
     const spares = new SpareCopies();
     const source = join(tmp.dir, 'stale', 'object');
