@@ -353,7 +353,7 @@ async function release(
         ...l.indexRels.filter((rel) => !changed || changed.has(rel)).map((rel) => state.indexes.get(rel)!),
         ...l.components.filter((c) => !changed || changed.has(c)).map((c) => state.contents.get(c)!),
       ];
-      // The files written are the likeliest to be extended next: copied now, while nothing waits.
+      // The files written are the likeliest to be extended next: copied shortly, while nothing waits.
       const opts = fileOptions(o);
       for (const index of rewritten) if (index.appends < opts.maxAppends) prepareSpares(index.indexDir, index.variants, opts);
       return Promise.all(rewritten.map((index) => pruneByHash(index.indexDir, index, prune)));
