@@ -5,9 +5,9 @@
  * index files (apt-index-files.ts) and the Contents files (apt-contents-files.ts).
  */
 import { constants } from 'node:fs';
-import { copyFile, open, readdir, readFile, rename, stat, type FileHandle } from 'node:fs/promises';
+import { copyFile, link, open, readdir, readFile, rename, stat, utimes, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fsyncDir, inFolder, isErrno, linkReplacing, openCutCopy, removeFile, tempPathFor, writeFileAtomic } from './atomic.js';
+import { fsyncDir, inFolder, isErrno, LINK_REFUSED, linkReplacing, openCutCopy, removeFile, tempPathFor, writeFileAtomic } from './atomic.js';
 import type { ContentDigests } from './hash-stream.js';
 import type { SpareCopies } from './spare-copies.js';
 
@@ -91,16 +91,42 @@ export function prepareSpares(indexDir: string, files: readonly ExtendedFile[], 
 
 /**
  * Moves a finished temp file to `by-hash/SHA256/<hex>` and links it under the other digest
- * names; returns the object's path. Objects are content-addressed, so an existing one is kept.
+ * names; returns the object's path. Objects are content-addressed, so one already there (the same
+ * bytes) is kept and the temp file dropped: renamed over, its inode would lose its only name while
+ * another placement of the same bytes (two architectures' empty Contents, written side by side)
+ * links it under the other names, and that link fails (ENOENT).
  */
 export async function placeObject(indexDir: string, tmp: string, d: ContentDigests): Promise<string> {
   const paths = BY_HASH_DIRS.map(([dir, algo]) => join(indexDir, 'by-hash', dir, d[algo]));
   const object = objectPath(indexDir, d);
-  await inFolder(object, () => rename(tmp, object));
+  if ((await inFolder(object, () => placeUnlessPresent(tmp, object))) === 'kept') {
+    // Kept: touched, so the sweep of objects no generation names sees it as just written.
+    const now = new Date();
+    await utimes(object, now, now);
+  }
   await Promise.all(paths.filter((path) => path !== object).map((path) => inFolder(path, () => linkReplacing(object, path, { nameLikelyFree: true }))));
-  // No touch for the sweep: the rename put a new inode in place, written just now (an object
-  // that existed with these digests is replaced, not kept), so its mtime is already fresh.
   return object;
+}
+
+/**
+ * Gives `tmp`'s file the name `object` unless a file holds it already (then that one is kept);
+ * `tmp` is gone either way. A link, then the temp name removed (a rename would replace), or a
+ * rename where the filesystem refuses hard links.
+ */
+async function placeUnlessPresent(tmp: string, object: string): Promise<'placed' | 'kept'> {
+  try {
+    await link(tmp, object);
+  } catch (error) {
+    if (isErrno(error, 'EEXIST')) {
+      await removeFile(tmp);
+      return 'kept';
+    }
+    if (!isErrno(error, ...LINK_REFUSED)) throw error;
+    await rename(tmp, object);
+    return 'placed';
+  }
+  await removeFile(tmp);
+  return 'placed';
 }
 
 /** Makes `indexDir/<name>` the given object (hard link, atomic replace). */

@@ -118,7 +118,7 @@ export async function moveIntoPlace(tempPath: string, target: string, options: {
 }
 
 /** Where a hard link cannot be made (another filesystem, none supported, too many): a copy serves. */
-const LINK_REFUSED = ['EXDEV', 'EPERM', 'ENOTSUP', 'EMLINK'];
+export const LINK_REFUSED = ['EXDEV', 'EPERM', 'ENOTSUP', 'EMLINK'];
 
 /**
  * Makes `target` name `source`'s file, a hard link (a copy where links are refused), replacing
