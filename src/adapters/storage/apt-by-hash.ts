@@ -50,12 +50,8 @@ export async function extendObject(indexDir: string, from: ExtendedFile, d: Cont
   const spare = await o.spares?.take(spareSlot(indexDir, from.name), from.object, keepBytes);
   let handle = spare ? await openSpare(spare, keepBytes ?? from.digests.size) : null;
   const tmp = handle ? spare! : tempPathFor(objectPath(indexDir, d));
-  try {
-    handle ??= await openCutCopy(from.object, tmp, keepBytes, (source, to) => inFolder(to, () => copyFile(source, to)));
-  } catch (error) {
-    await removeFile(tmp);
-    throw error;
-  }
+  // openCutCopy removes its temp file when it fails.
+  handle ??= await openCutCopy(from.object, tmp, keepBytes, (source, to) => inFolder(to, () => copyFile(source, to)));
   try {
     await handle.writeFile(tail);
     if (o.sync) await handle.sync();

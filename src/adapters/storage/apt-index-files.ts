@@ -283,13 +283,16 @@ export interface StagedWrite<S> {
   written: Promise<void>;
 }
 
+/** False once an index (or a component's Contents files) has had its appends: the next publish writes it in full. */
+export const canAppendTo = (state: AptIndexState, o: IndexFileOptions): boolean => state.appends < o.maxAppends;
+
 /**
  * Extends an index written by this process with more Packages (or Sources) text; null when it
  * cannot. The new digests come first; the files are written behind them (see StagedWrite).
  */
 export async function appendToIndex(state: AptIndexState, added: Buffer, o: IndexFileOptions): Promise<StagedWrite<AptIndexState> | null> {
   // Compaction: after enough small members and blocks, a full write compresses everything as one.
-  if (state.appends >= o.maxAppends) return null;
+  if (!canAppendTo(state, o)) return null;
   const [plainV, gzV, xzV] = state.variants;
   if (!plainV || !gzV || !xzV?.xz) return null;
   // Someone removed an object (a pruning bug, a manual clean-up): start over in full.

@@ -76,7 +76,7 @@ export class AptIndexWriter implements IndexWriter {
 
   forget(codename: string): void {
     this.states.delete(codename);
-    this.spares.discardUnder(join(this.distsDir, codename, '/'));
+    this.spares.discardUnder(join(this.repoDir, 'apt', 'dists', codename, '/'));
   }
 
   settled(codename: string): Promise<void> {
@@ -85,9 +85,5 @@ export class AptIndexWriter implements IndexWriter {
 
   idle(): Promise<void> {
     return this.spares.settled();
-  }
-
-  private get distsDir(): string {
-    return join(this.repoDir, 'apt', 'dists');
   }
 }

@@ -17,7 +17,7 @@ import { releaseDate, releaseFile, type ReleaseFileEntry } from '../../domain/re
 import { packagesIndex } from '../../domain/repo/apt/stanza.js';
 import type { Signer } from '../signing/signer.js';
 import { prepareSpares, pruneByHash } from './apt-by-hash.js';
-import { appendToIndex, writeFullIndex, writtenVariants, type AptIndexState, type IndexFileOptions, type StagedWrite } from './apt-index-files.js';
+import { appendToIndex, canAppendTo, writeFullIndex, writtenVariants, type AptIndexState, type IndexFileOptions, type StagedWrite } from './apt-index-files.js';
 import { stageFiles } from './atomic.js';
 import { appendContents, contentsReleaseEntries, exposeContents, writeContentsFile } from './apt-contents-files.js';
 import { Demultiplexer } from './demultiplexer.js';
@@ -253,8 +253,8 @@ export function appendAptDistribution(options: AptPublishOptions & { previous: A
     const opts = fileOptions(options);
     const touchedComponents = new Set([...addedContents.keys()].map((k) => k.slice(0, k.indexOf('/'))));
     // Checked for all before any changes: an index is never left extended under an old Release.
-    if ([...added.keys()].some((rel) => previous.indexes.get(rel)!.appends >= opts.maxAppends)) return { value: null };
-    if ([...touchedComponents].some((c) => previous.contents.get(c)!.appends >= opts.maxAppends)) return { value: null };
+    if ([...added.keys()].some((rel) => !canAppendTo(previous.indexes.get(rel)!, opts))) return { value: null };
+    if ([...touchedComponents].some((c) => !canAppendTo(previous.contents.get(c)!, opts))) return { value: null };
     const t1 = performance.now();
     // Every index and Contents file is its own set of files: all are extended side by side. Their
     // new digests come first, so Release is signed while the files are still being written.
@@ -355,7 +355,7 @@ async function release(
       ];
       // The files written are the likeliest to be extended next: copied shortly, while nothing waits.
       const opts = fileOptions(o);
-      for (const index of rewritten) if (index.appends < opts.maxAppends) prepareSpares(index.indexDir, index.variants, opts);
+      for (const index of rewritten) if (canAppendTo(index, opts)) prepareSpares(index.indexDir, index.variants, opts);
       return Promise.all(rewritten.map((index) => pruneByHash(index.indexDir, index, prune)));
     },
   };
