@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { readFile, readdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, rm, stat, statfs, writeFile } from 'node:fs/promises';
+import { exec } from '../helpers/apt.js';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { AuditLog, type AuditEntry, type AuditIndex } from '../../src/adapters/audit/audit-log.js';
@@ -88,5 +89,41 @@ describe('audit log hash chain', () => {
     assert.deepEqual(await log.removeOlderThan(30), { files: ['2026-01-01.jsonl'], upToSeq: 2 });
     assert.equal((await log.verify()).ok, true);
     await cleanup();
+  });
+});
+
+describe('audit log on a full disk', { skip: process.getuid?.() === 0 ? false : 'needs root to mount a tmpfs' }, () => {
+  it('drops the part of a line a full disk let through, so the chain still verifies and goes on once space is freed', async (t) => {
+    const { dir, cleanup } = await makeTempDir('tollgate-audit-full-');
+    const mount = join(dir, 'fs');
+    await mkdir(mount);
+    const mounted = await exec('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', mount]);
+    if (mounted.code !== 0) {
+      await cleanup();
+      return t.skip(`cannot mount a tmpfs: ${mounted.stderr.trim()}`);
+    }
+    try {
+      const index = memoryIndex();
+      const log = await AuditLog.open(mount, index);
+      const entry = (i: number) => ({ action: 'UPLOAD' as const, user: 'u', result: 'SUCCESS' as const, package: `p${i}`, version: '1.5.0+ds1-1~bpo12+1', detail: `entry ${i} ${'x'.repeat(300)}` });
+      const file = async () => join(mount, (await readdir(mount)).find((f) => f.endsWith('.jsonl'))!);
+      // Entries until the file ends near the end of a page: the next line fits that page only in part.
+      let i = 0;
+      await log.record(entry(i++));
+      while ((await stat(await file())).size % 4096 < 4096 - 200) await log.record(entry(i++));
+      const whole = (await stat(await file())).size;
+      const free = await statfs(mount);
+      assert.equal((await exec('fallocate', ['-l', String(free.bavail * free.bsize), join(mount, 'ballast')])).code, 0);
+      await assert.rejects(log.record(entry(i)), { code: 'ENOSPC' });
+      assert.equal((await stat(await file())).size, whole, 'the part written is cut off');
+      await rm(join(mount, 'ballast'));
+      await log.record(entry(i++));
+      await log.record(entry(i++));
+      assert.deepEqual(await log.verify(), { ok: true, entries: i, files: 1, first_broken: null });
+      assert.deepEqual(index.rows.map((r) => r.seq), Array.from({ length: i }, (_, k) => k + 1));
+    } finally {
+      await exec('umount', ['-l', mount]);
+      await cleanup();
+    }
   });
 });

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
-import { open, readdir, readFile, unlink, writeFile } from 'node:fs/promises';
+import { open, readdir, readFile, unlink, writeFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 
 export const AUDIT_ACTIONS = [
@@ -185,10 +185,17 @@ export class AuditLog {
       prev_hash: this.lastHash,
     };
     const entry: AuditEntry = { ...base, hash: entryHash(base) };
-    const handle = await open(join(this.dir, `${base.timestamp.slice(0, 10)}.jsonl`), 'a', 0o640);
+    const line = Buffer.from(`${serialise(entry)}\n`);
+    // Read and write: a failed append is cut back (dropFailedAppend), which reads the file's end.
+    const handle = await open(join(this.dir, `${base.timestamp.slice(0, 10)}.jsonl`), 'a+', 0o640);
+    let written = false;
     try {
-      await handle.appendFile(`${serialise(entry)}\n`);
+      await handle.appendFile(line);
+      written = true;
       await handle.datasync();
+    } catch (error) {
+      await dropFailedAppend(handle, line.length, written).catch(() => undefined);
+      throw error;
     } finally {
       await handle.close();
     }
@@ -258,4 +265,22 @@ export class AuditLog {
     for (const file of expired) await unlink(join(this.dir, file));
     return { files: expired, upToSeq: tip?.seq ?? null };
   }
+}
+
+/**
+ * After a failed append, the file as it was before it: the entry is not recorded (its sequence
+ * number goes to the next one), so neither the whole line (written, then the sync failed) nor the
+ * part a full disk let through may stay, or the next entry would follow it and break the chain.
+ * A part is shorter than the line, so the line before it ends within that many bytes.
+ */
+async function dropFailedAppend(handle: FileHandle, lineBytes: number, written: boolean): Promise<void> {
+  const { size } = await handle.stat();
+  let cut = size - lineBytes;
+  if (!written) {
+    const window = Math.min(size, lineBytes);
+    const tail = Buffer.alloc(window);
+    await handle.read(tail, 0, window, size - window);
+    cut = size - window + tail.lastIndexOf(0x0a) + 1;
+  }
+  if (cut < size) await handle.truncate(cut);
 }
