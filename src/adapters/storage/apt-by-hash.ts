@@ -7,7 +7,8 @@
 import { constants } from 'node:fs';
 import { copyFile, link, open, readdir, readFile, rename, stat, utimes, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fsyncDir, inFolder, isErrno, LINK_REFUSED, linkReplacing, openCutCopy, removeFile, tempPathFor, writeFileAtomic } from './atomic.js';
+import { fsyncDir, inFolder, isErrno, LINK_REFUSED, linkReplacing, openCutCopy, removeFile, writeFileAtomic } from './atomic.js';
+import { tempPathFor } from './temp-names.js';
 import type { ContentDigests } from './hash-stream.js';
 import type { SpareCopies } from './spare-copies.js';
 

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
 import { createGzip, gzip } from 'node:zlib';
-import { tempPathFor } from './atomic.js';
+import { tempPathFor } from './temp-names.js';
 import type { ContentDigests } from './hash-stream.js';
 import { extendObject, finishWrite, objectPath, placeObject } from './apt-by-hash.js';
 import { Digests, HashTap, syncFile, writeAndWait, type AptIndexState, type IndexFileOptions, type StagedWrite, type VariantName, type VariantState } from './apt-index-files.js';

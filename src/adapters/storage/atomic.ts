@@ -2,14 +2,10 @@
  * Crash-safe file replacement: write a temp file in the target's folder, fsync it, rename it over
  * the target, fsync the folder. Readers see the old file or the new one, never a torn one.
  */
-import { randomBytes } from 'node:crypto';
 import { copyFile, link, mkdir, open, rename, truncate, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { tempPathFor } from './temp-names.js';
 
-/** A unique temp name next to `target` (same folder, so the final rename cannot cross devices). */
-export function tempPathFor(target: string): string {
-  return join(dirname(target), `.${basename(target)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
-}
 
 /**
  * Runs `write`, which creates `path`; creates the parent folders only if it fails for want of

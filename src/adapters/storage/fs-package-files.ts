@@ -6,12 +6,11 @@ import type { Readable } from 'node:stream';
 import { fsyncDir, inFolder, isErrno, linkReplacing, removeFile } from './atomic.js';
 import type { PackageFiles, PublishedFile } from './interfaces.js';
 import { listFilesRecursive } from './list-files.js';
+import { isAbandonedTemp } from './temp-names.js';
 import { readLocalHead } from './local-file.js';
 import { checkStoragePath } from './storage-path.js';
 
 const SHA256 = /^[0-9a-f]{64}$/;
-/** `tempPathFor` names, `.<name>.<pid>.<random>.tmp`, and spare copies (`.spare`, spare-copies.ts). */
-const TEMP_FILE = /^\..+\.(\d+)\.[0-9a-f]{12}\.(tmp|spare)$/;
 
 /**
  * `PackageFiles` on DATA_DIR. Every accepted file is kept once, by SHA-256, in `store/` (not
@@ -43,24 +42,13 @@ export class FsPackageFiles implements PackageFiles {
 
   /**
    * Temp files a killed process left behind (an upload being received, an index being written):
-   * never served (dotfiles), never referenced, removed at start-up when their writer is gone.
+   * never served (dotfiles), never referenced, removed at start-up when their writer is gone
+   * (temp-names.ts: how that is known with replicas on other hosts or in containers).
    */
   async removeAbandonedTempFiles(): Promise<void> {
-    const abandoned = (name: string) => {
-      const m = TEMP_FILE.exec(name);
-      if (!m) return false;
-      const pid = Number(m[1]);
-      if (pid === process.pid) return false;
-      try {
-        process.kill(pid, 0);
-        return false;
-      } catch {
-        return true;
-      }
-    };
     for (const dir of [this.repoDir, this.storeDir, this.tempDir]) {
       for (const path of await listFilesRecursive(dir)) {
-        if (abandoned(path.slice(path.lastIndexOf('/') + 1))) await removeFile(path);
+        if (await isAbandonedTemp(path)) await removeFile(path);
       }
     }
   }

@@ -6,7 +6,8 @@ import { createHash, type Hash } from 'node:crypto';
 import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DomainError } from '../../domain/errors.js';
-import { inFolder, removeFile, tempPathFor } from './atomic.js';
+import { inFolder, removeFile } from './atomic.js';
+import { tempPathFor } from './temp-names.js';
 
 /** Size and hex digests of some content. */
 export interface ContentDigests {

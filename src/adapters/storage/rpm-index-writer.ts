@@ -1,7 +1,8 @@
 import { mkdir, open, readdir, readFile, rename, type FileHandle } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { Signer } from '../signing/signer.js';
-import { openCutCopy, removeFile, replaceFilesAtomic, tempPathFor, writeFileAtomic } from './atomic.js';
+import { openCutCopy, removeFile, replaceFilesAtomic, writeFileAtomic } from './atomic.js';
+import { tempPathFor } from './temp-names.js';
 import type { Distribution } from '../../domain/distributions.js';
 import { documentHref, repomdRecord, type PackageChunks } from '../../domain/repo/rpm/assemble.js';
 import { DOCUMENT_TYPES, GzipXmlDocument, type DocumentFacts, type DocumentType } from '../../domain/repo/rpm/gzip-document.js';

@@ -15,10 +15,11 @@
  * have made itself) and skips the spare's own write-back, since its fsync covers the whole file.
  *
  * Spares are dotfiles (never served) named like temp files with a `.spare` suffix, so start-up
- * removes those of a process that is gone (`FsPackageFiles.removeAbandonedTempFiles`).
+ * removes those whose writer is gone (`FsPackageFiles.removeAbandonedTempFiles`, temp-names.ts).
  */
 import { copyFile, open, truncate } from 'node:fs/promises';
-import { removeFile, tempPathFor } from './atomic.js';
+import { removeFile } from './atomic.js';
+import { tempPathFor } from './temp-names.js';
 
 interface Spare {
   source: string;
@@ -35,7 +36,7 @@ interface Spare {
 }
 
 /** A spare's name: the temp name of its source, marked as a spare rather than a write in flight. */
-export const sparePathFor = (source: string) => tempPathFor(source).replace(/\.tmp$/, '.spare');
+export const sparePathFor = (source: string) => tempPathFor(source, 'spare');
 
 export class SpareCopies {
   /**

@@ -11,7 +11,7 @@ import { mkdir, readdir, readFile, stat, utimes, writeFile } from 'node:fs/promi
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { placeObject } from '../../../src/adapters/storage/apt-by-hash.js';
-import { tempPathFor } from '../../../src/adapters/storage/atomic.js';
+import { tempPathFor } from '../../../src/adapters/storage/temp-names.js';
 import { makeTempDir } from '../../helpers/tmp.js';
 
 const digests = (bytes: Buffer) => ({

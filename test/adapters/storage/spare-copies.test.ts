@@ -15,6 +15,7 @@ import type { Signer } from '../../../src/adapters/signing/signer.js';
 import { appendAptDistribution, aptPublishingSettled, publishAptDistribution, type AptEntry, type AptPublishOptions, type AptPublishResult } from '../../../src/adapters/storage/apt-publisher.js';
 import { FsPackageFiles } from '../../../src/adapters/storage/fs-package-files.js';
 import { SpareCopies, sparePathFor } from '../../../src/adapters/storage/spare-copies.js';
+import { RUN_TAG } from '../../../src/adapters/storage/temp-names.js';
 import { makeTempDir } from '../../helpers/tmp.js';
 
 const entry = (i: number): AptEntry => ({
@@ -192,17 +193,18 @@ describe('spare copies for the next append', () => {
     assert.equal((await sparesIn(join(tmp.dir, 'apt', 'dists', 'forgotten-too'))).length, 7, 'a distribution whose name starts the same keeps its own');
   });
 
-  it('removes the spares of a process that is gone at start-up, and keeps its own', async () => {
+  it('removes the spares of a process that is gone at start-up, and keeps its own and those of other hosts', async () => {
     const data = join(tmp.dir, 'data');
     const files = new FsPackageFiles(data);
     await files.init();
     const folder = join(data, 'repo', 'apt', 'dists', 'jammy', 'main', 'binary-amd64', 'by-hash', 'SHA256');
     await mkdir(folder, { recursive: true });
     const own = sparePathFor(join(folder, 'a'.repeat(64)));
-    const gone = join(folder, basename(own).replace(`.${process.pid}.`, '.999999999.'));
-    await writeFile(own, 'x');
-    await writeFile(gone, 'x');
+    const gone = join(folder, basename(own).replace(`-${process.pid}.`, '-999999999.'));
+    // Another replica on a shared DATA_DIR: its pid means nothing here.
+    const otherHost = join(folder, basename(own).replace(`.${RUN_TAG}-${process.pid}.`, `.${RUN_TAG === 'aaaaaaaa' ? 'bbbbbbbb' : 'aaaaaaaa'}-999999999.`));
+    for (const path of [own, gone, otherHost]) await writeFile(path, 'x');
     await files.removeAbandonedTempFiles();
-    assert.deepEqual((await readdir(folder)).sort(), [basename(own)]);
+    assert.deepEqual((await readdir(folder)).sort(), [basename(own), basename(otherHost)].sort());
   });
 });
