@@ -86,4 +86,8 @@ export class AptIndexWriter implements IndexWriter {
   idle(): Promise<void> {
     return this.spares.settled();
   }
+
+  stop(): void {
+    this.spares.close();
+  }
 }

@@ -103,4 +103,6 @@ export interface IndexWriter {
   settled?(codename: string): Promise<void>;
   /** Settles once work the writer does in the background between publishes is done (shutdown, tests). */
   idle?(): Promise<void>;
+  /** Begins no more background work, and drops what it made for publishes that will not come (shutdown). */
+  stop?(): void;
 }

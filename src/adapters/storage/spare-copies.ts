@@ -49,6 +49,7 @@ export class SpareCopies {
   constructor(private readonly delayMs = 50) {}
 
   private readonly bySlot = new Map<string, Spare>();
+  private closed = false;
   /** Spares being removed (replaced, or their source out of date). */
   private readonly removals = new Set<Promise<void>>();
 
@@ -58,6 +59,7 @@ export class SpareCopies {
    * append copies for itself.
    */
   prepare(slot: string, source: string, keepBytes: number | null, sync: boolean): void {
+    if (this.closed) return;
     const current = this.bySlot.get(slot);
     if (current?.source === source && current.keepBytes === keepBytes) return;
     if (current) this.discard(slot);
@@ -117,6 +119,16 @@ export class SpareCopies {
   /** Discards the spares of every slot under `prefix` (a distribution's folder: retired, or published by another process). */
   discardUnder(prefix: string): void {
     for (const slot of [...this.bySlot.keys()]) if (slot.startsWith(prefix)) this.discard(slot);
+  }
+
+  /**
+   * Shutdown: no more spares; those not begun never begin, the others are removed once their copy
+   * settles (a copy cannot be stopped half way). A stop then waits for copies under way only, not
+   * for the ones due after the last publish, and leaves no spare behind for the next start to find.
+   */
+  close(): void {
+    this.closed = true;
+    this.discardUnder('');
   }
 
   /** Settles once every spare under way is ready or failed, and every discarded one removed (shutdown, tests, benchmarks). */

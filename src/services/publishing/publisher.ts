@@ -170,8 +170,9 @@ export class Publisher {
     }
   }
 
-  /** No more retries (shutdown); runs under way finish. */
+  /** No more retries and no more background work in the writers (shutdown); runs under way finish. */
   stop(): void {
+    for (const writer of Object.values(this.writers)) writer.stop?.();
     this.retry.stopped = true;
     if (this.retry.timer) clearTimeout(this.retry.timer);
     this.retry.timer = null;

@@ -193,6 +193,27 @@ describe('spare copies for the next append', () => {
     assert.equal((await sparesIn(join(tmp.dir, 'apt', 'dists', 'forgotten-too'))).length, 7, 'a distribution whose name starts the same keeps its own');
   });
 
+  it('at shutdown removes the spares made, begins none of those due, and makes none for a publish that finishes after', async () => {
+    const folder = join(tmp.dir, 'closing');
+    await mkdir(folder, { recursive: true });
+    const source = join(folder, 'object');
+    await writeFile(source, 'generation\n');
+    const spareFiles = async () => (await readdir(folder)).filter((n) => n.endsWith('.spare'));
+    const spares = new SpareCopies(300);
+    spares.prepare('made', source, null, true);
+    await spares.settled();
+    assert.equal((await spareFiles()).length, 1);
+    spares.prepare('due', source, 5, true);
+    const closing = Date.now();
+    spares.close();
+    spares.prepare('after', source, null, true);
+    await spares.settled();
+    assert.ok(Date.now() - closing < 250, 'no wait for the spare not begun');
+    assert.deepEqual(spares.held(), new Map());
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    assert.deepEqual(await spareFiles(), [], 'none left for the next start, none begun since');
+  });
+
   it('removes the spares of a process that is gone at start-up, and keeps its own and those of other hosts', async () => {
     const data = join(tmp.dir, 'data');
     const files = new FsPackageFiles(data);
