@@ -26,6 +26,12 @@ export class ResidentCatalogs {
   private readonly packing = new Map<string, Promise<PackedCatalog | null>>();
   /** `source generation` pairs over the budget, empty, or whose packing failed: not tried again. */
   private readonly refused = new Set<string>();
+  /**
+   * Packers under way. What they have packed so far counts against the budget: two syncs at once
+   * (or a sync while another replica's generation is read back) each saw the whole room, and both
+   * were held, the budget exceeded by up to its size.
+   */
+  private readonly packers = new Set<CatalogPacker>();
 
   private readonly budget: number;
   private readonly log?: Logger;
@@ -88,15 +94,25 @@ export class ResidentCatalogs {
    */
   packer(sourceId: string, generation: number): CatalogPacker | null {
     if (this.budget <= 0) return null;
-    // The source's older generation, if held, is replaced by this one: it does not count against it.
-    const room = this.budget - this.bytes + (this.held.get(sourceId)?.catalog.bytes ?? 0);
-    return new CatalogPacker(room, {
+    const packer: CatalogPacker = new CatalogPacker({
+      room: () => this.roomFor(sourceId, packer),
       hold: (catalog) => this.hold(sourceId, generation, catalog),
       refuse: (reason) => {
         this.refused.add(`${sourceId} ${generation}`);
         this.log?.info({ sourceId, generation, budget: this.budget }, `import catalog not held in memory: ${reason}`);
       },
+      release: () => this.packers.delete(packer),
     });
+    this.packers.add(packer);
+    return packer;
+  }
+
+  /** The bytes `packer` may fill: the budget less what is held and what the other packers hold so far. */
+  private roomFor(sourceId: string, packer: CatalogPacker): number {
+    let others = 0;
+    for (const p of this.packers) if (p !== packer) others += p.bytes;
+    // The source's older generation, if held, is replaced by this one: it does not count against it.
+    return this.budget - this.bytes + (this.held.get(sourceId)?.catalog.bytes ?? 0) - others;
   }
 
   private hold(sourceId: string, generation: number, catalog: PackedCatalog): void {
@@ -109,22 +125,28 @@ export class ResidentCatalogs {
   private async pack(sourceId: string, generation: number): Promise<PackedCatalog | null> {
     const started = performance.now();
     const packer = this.packer(sourceId, generation)!;
-    for (let from = 0; ;) {
-      const rows = await catalogPackagesFrom(this.db, sourceId, generation, from, this.pageRows);
-      for (const row of rows) packer.addPackage(row);
-      if (packer.abandoned) return null;
-      if (rows.length < this.pageRows) break;
-      from += rows.length;
-      await setImmediate(); // requests run between two reads
-    }
-    for (let after: { name: string; seq: number } | null = null; ;) {
-      const rows = await catalogProvidedAfter(this.db, sourceId, generation, after, this.pageRows);
-      if (rows.length === 0) break;
-      for (const row of rows) packer.addProvided(row.seq, row.name, row.version, row.flags === null ? null : Number(row.flags));
-      if (packer.abandoned) return null;
-      const last = rows[rows.length - 1]!;
-      after = { name: last.name, seq: last.seq };
-      await setImmediate(); // requests run between two reads
+    try {
+      for (let from = 0; ;) {
+        const rows = await catalogPackagesFrom(this.db, sourceId, generation, from, this.pageRows);
+        for (const row of rows) packer.addPackage(row);
+        if (packer.abandoned) return null;
+        if (rows.length < this.pageRows) break;
+        from += rows.length;
+        await setImmediate(); // requests run between two reads
+      }
+      for (let after: { name: string; seq: number } | null = null; ;) {
+        const rows = await catalogProvidedAfter(this.db, sourceId, generation, after, this.pageRows);
+        if (rows.length === 0) break;
+        for (const row of rows) packer.addProvided(row.seq, row.name, row.version, row.flags === null ? null : Number(row.flags));
+        if (packer.abandoned) return null;
+        const last = rows[rows.length - 1]!;
+        after = { name: last.name, seq: last.seq };
+        await setImmediate(); // requests run between two reads
+      }
+    } catch (error) {
+      // What it packed stops counting against the budget.
+      packer.abandon();
+      throw error;
     }
     const catalog = packer.finish();
     if (catalog) this.log?.info({ sourceId, generation, packages: catalog.packages, mib: Math.round(catalog.bytes / 2 ** 20), ms: Math.round(performance.now() - started) }, 'import catalog held in memory');
@@ -132,17 +154,28 @@ export class ResidentCatalogs {
   }
 }
 
+interface PackerOwner {
+  /** Bytes this packer may take now (the others under way take theirs as they grow). */
+  room(): number;
+  hold(catalog: PackedCatalog): void;
+  refuse(reason: string): void;
+  /** The packer holds nothing any more: finished, abandoned or over its room. */
+  release(): void;
+}
+
 /** Packs one generation of a source's catalog, and gives up (for good) once it outgrows its room in the budget. */
 export class CatalogPacker {
   private builder: PackedCatalogBuilder | null = new PackedCatalogBuilder();
 
-  constructor(
-    private readonly room: number,
-    private readonly owner: { hold(catalog: PackedCatalog): void; refuse(reason: string): void },
-  ) {}
+  constructor(private readonly owner: PackerOwner) {}
 
   get abandoned(): boolean {
     return this.builder === null;
+  }
+
+  /** What it has packed so far. */
+  get bytes(): number {
+    return this.builder?.bytes ?? 0;
   }
 
   addPackage(record: CatalogRecord): void {
@@ -164,25 +197,34 @@ export class CatalogPacker {
   /** Holds the packed generation; null when abandoned or empty. */
   finish(): PackedCatalog | null {
     const builder = this.builder;
-    this.builder = null;
     if (!builder) return null;
+    this.drop();
     if (builder.packages === 0) {
       this.owner.refuse('empty');
       return null;
     }
     const catalog = builder.finish();
+    if (catalog.bytes > this.owner.room()) {
+      this.owner.refuse('over IMPORT_CATALOG_MEMORY_MB');
+      return null;
+    }
     this.owner.hold(catalog);
     return catalog;
   }
 
   /** Drops what was packed (the generation was not committed). */
   abandon(): void {
+    if (this.builder) this.drop();
+  }
+
+  private drop(): void {
     this.builder = null;
+    this.owner.release();
   }
 
   private checkRoom(): void {
-    if (this.builder && this.builder.bytes > this.room) {
-      this.builder = null;
+    if (this.builder && this.builder.bytes > this.owner.room()) {
+      this.drop();
       this.owner.refuse('over IMPORT_CATALOG_MEMORY_MB');
     }
   }
