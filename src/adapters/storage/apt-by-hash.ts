@@ -61,8 +61,10 @@ export async function extendObject(indexDir: string, from: ExtendedFile, d: Cont
     await removeFile(tmp);
     throw error;
   }
-  await handle.close();
-  return placeObject(indexDir, tmp, d);
+  // Placed while it closes: on an append's serial path, each call waited for is a thread-pool round trip.
+  const [placed] = await Promise.allSettled([placeObject(indexDir, tmp, d), handle.close()]);
+  if (placed.status === 'rejected') throw placed.reason;
+  return placed.value;
 }
 
 /**
@@ -96,34 +98,33 @@ export function prepareSpares(indexDir: string, files: readonly ExtendedFile[], 
 export async function placeObject(indexDir: string, tmp: string, d: ContentDigests): Promise<string> {
   const paths = BY_HASH_DIRS.map(([dir, algo]) => join(indexDir, 'by-hash', dir, d[algo]));
   const object = objectPath(indexDir, d);
-  if ((await inFolder(object, () => placeUnlessPresent(tmp, object))) === 'kept') {
+  const outcome = await inFolder(object, () => linkUnlessPresent(tmp, object));
+  const now = new Date();
+  // The temp name goes while the other names are made (it was renamed where links are refused).
+  await Promise.all([
+    outcome === 'renamed' ? null : removeFile(tmp),
     // Kept: touched, so the sweep of objects no generation names sees it as just written.
-    const now = new Date();
-    await utimes(object, now, now);
-  }
-  await Promise.all(paths.filter((path) => path !== object).map((path) => inFolder(path, () => linkReplacing(object, path, { nameLikelyFree: true }))));
+    outcome === 'kept' ? utimes(object, now, now) : null,
+    ...paths.filter((path) => path !== object).map((path) => inFolder(path, () => linkReplacing(object, path, { nameLikelyFree: true }))),
+  ]);
   return object;
 }
 
 /**
- * Gives `tmp`'s file the name `object` unless a file holds it already (then that one is kept);
- * `tmp` is gone either way. A link, then the temp name removed (a rename would replace), or a
- * rename where the filesystem refuses hard links.
+ * Gives `tmp`'s file the name `object` unless a file holds it already ('kept': that one stays). A
+ * link ('linked': the caller removes the temp name; a rename would replace), or a rename where the
+ * filesystem refuses hard links ('renamed').
  */
-async function placeUnlessPresent(tmp: string, object: string): Promise<'placed' | 'kept'> {
+async function linkUnlessPresent(tmp: string, object: string): Promise<'linked' | 'renamed' | 'kept'> {
   try {
     await link(tmp, object);
+    return 'linked';
   } catch (error) {
-    if (isErrno(error, 'EEXIST')) {
-      await removeFile(tmp);
-      return 'kept';
-    }
+    if (isErrno(error, 'EEXIST')) return 'kept';
     if (!isErrno(error, ...LINK_REFUSED)) throw error;
     await rename(tmp, object);
-    return 'placed';
+    return 'renamed';
   }
-  await removeFile(tmp);
-  return 'placed';
 }
 
 /** Makes `indexDir/<name>` the given object (hard link, atomic replace). */

@@ -8,14 +8,11 @@ import { createWriteStream } from 'node:fs';
 import { mkdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { promisify } from 'node:util';
-import { createGzip, gzip } from 'node:zlib';
+import { createGzip } from 'node:zlib';
 import { tempPathFor } from './temp-names.js';
 import type { ContentDigests } from './hash-stream.js';
 import { extendObject, finishWrite, objectPath, placeObject } from './apt-by-hash.js';
-import { Digests, HashTap, syncFile, writeAndWait, type AptIndexState, type IndexFileOptions, type StagedWrite, type VariantName, type VariantState } from './apt-index-files.js';
-
-const gzipAsync = promisify(gzip);
+import { Digests, gzipMember, HashTap, syncFile, writeAndWait, type AptIndexState, type IndexFileOptions, type StagedWrite, type VariantName, type VariantState } from './apt-index-files.js';
 
 export const contentsFileName = (arch: string): VariantName => `Contents-${arch}.gz`;
 
@@ -60,7 +57,7 @@ export async function appendContents(componentDir: string, file: VariantState, a
   if (!(await stat(file.object).then(() => true, () => false))) return null;
   if (!file.plain) return null;
   const text = Buffer.from(added);
-  const member = await gzipAsync(text, { level: o.gzipLevel });
+  const member = await gzipMember(text, o.gzipLevel);
   const plainPrefix = await file.plain.prefix.copy().update(text);
   const prefix = await file.prefix.copy().update(member);
   const digests = await prefix.finish();

@@ -33,6 +33,14 @@ const STORED_APPEND_BYTES = 16 * 1024;
 const ALGORITHMS = ['md5', 'sha1', 'sha256', 'sha512'] as const;
 const SLICE = 4 * 1024 * 1024;
 
+/**
+ * `text` as one gzip member: compressed here when small (an upload's stanzas or file list: a pool
+ * thread's round trip cost more than the work), on a pool thread otherwise.
+ */
+export function gzipMember(text: Buffer, level: number): Promise<Buffer> {
+  return text.length <= STORED_APPEND_BYTES ? Promise.resolve(gzipSync(text, { level })) : gzipAsync(text, { level });
+}
+
 /** The base name of an index: `Packages` for a binary-<arch> folder, `Sources` for a source folder. */
 export type IndexBaseName = 'Packages' | 'Sources';
 export type VariantName = IndexBaseName | `${IndexBaseName}.gz` | `${IndexBaseName}.xz` | `Contents-${string}.gz`;

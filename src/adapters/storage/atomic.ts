@@ -31,7 +31,9 @@ export async function fsyncDir(dir: string): Promise<void> {
     // Some filesystems refuse fsync on directories (EINVAL/EISDIR/EPERM): nothing more we can do.
     if (!isErrno(err, 'EINVAL', 'EISDIR', 'EPERM', 'EBADF')) throw err;
   } finally {
-    await handle?.close();
+    // Not waited for: the fsync is what callers order on, and publishes and uploads wait here
+    // for a thread-pool round trip each time. A folder's descriptor cannot fail to close.
+    void handle?.close().catch(() => undefined);
   }
 }
 
