@@ -3,30 +3,21 @@
  * dist/tollgate.mjs`), for benchmarks that measure its memory: under tsx the process also holds
  * the TypeScript compiler's work, which users never run.
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, openSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { openSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
+import { buildBundledService } from '../../harness/build.js';
 import { BUNDLE_PREFIX, bundleService } from '../../scripts/bundle.mjs';
 
-const run = promisify(execFile);
 const root = new URL('../..', import.meta.url).pathname;
 
 /**
- * Compiles and bundles src/ as `npm run build` does (tsconfig.build.json, then scripts/bundle.mjs)
- * into `outDir` (not dist/, which others working in the checkout may be building at the same time);
- * returns the bundle's entry, tollgate.mjs. Type errors elsewhere in a working tree still emit
- * JavaScript: they are printed, not fatal.
+ * The service compiled and bundled into `outDir` (harness/build.ts); returns the bundle's entry,
+ * tollgate.mjs. Type errors elsewhere in a working tree still emit JavaScript: they are printed.
  */
 export async function buildService(outDir: string): Promise<string> {
-  await rm(outDir, { recursive: true, force: true });
-  const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
-  await run(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json'), '--outDir', outDir], { cwd: root, maxBuffer: 16 * 1024 * 1024 })
-    .catch((error: { stdout?: string }) => console.error(`tsc reported errors (JavaScript emitted anyway):\n${error.stdout ?? String(error)}`));
-  const main = join(outDir, 'main.js');
-  if (!existsSync(main)) throw new Error(`the build produced no ${main}`);
-  const [bundle] = await bundleService([{ in: main, out: BUNDLE_PREFIX }], outDir);
+  const [bundle] = await buildBundledService(outDir, { typeErrors: 'print' });
   return bundle!;
 }
 

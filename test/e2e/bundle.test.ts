@@ -1,22 +1,21 @@
 import assert from 'node:assert/strict';
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { promisify } from 'node:util';
 import { buildDeb } from '../../harness/debs.js';
 import { multipartBody } from '../../harness/multipart.js';
 import { freePort } from '../../harness/net.js';
 import { loginAsInitialAdmin, waitUntilReady } from '../../harness/service.js';
-import { BUNDLE_PREFIX, bundleService } from '../../scripts/bundle.mjs';
+import { buildBundledService } from '../../harness/build.js';
+import { BUNDLE_PREFIX } from '../../scripts/bundle.mjs';
 import { aptSandbox, exec } from '../helpers/apt.js';
 import { startSmtpServer, type TestSmtpServer } from '../helpers/smtp.js';
 import { makeTempDir } from '../helpers/tmp.js';
 
 const root = new URL('../..', import.meta.url).pathname;
-const run = promisify(execFile);
 const sha256 = async (path: string) => createHash('sha256').update(await readFile(path)).digest('hex');
 
 /**
@@ -61,9 +60,7 @@ describe('the bundled service (dist/tollgate.mjs), as npm start runs it', () => 
     // its own loader (better-sqlite3, Swagger UI…) in node_modules above the bundle.
     await mkdir(join(root, '.tmp'), { recursive: true });
     build = await mkdtemp(join(root, '.tmp', 'bundle-test-'));
-    const dist = join(build, 'dist');
-    await run(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.build.json'), '--outDir', dist], { cwd: root, maxBuffer: 16 << 20 });
-    bundle = await bundleService([{ in: join(dist, 'main.js'), out: BUNDLE_PREFIX }], dist);
+    bundle = await buildBundledService(join(build, 'dist'), { typeErrors: 'fail' });
     // The web interface where an installation has it, ../ui/dist from dist/ (config.ts finds it from its own module's place).
     await symlink(join(root, 'ui'), join(build, 'ui'));
     smtp = await startSmtpServer();
