@@ -6,8 +6,8 @@
  * Publishes `--packages` synthetic stanzas in full, then `--appends` appends of `--batch` stanzas
  * each through the APT publisher itself (no service, no database), fsync on, and prints the median
  * and p90 of each stage the publisher times (compress = the appended index variants compressed
- * and hashed, sign = signing Release while those variants are written, write =
- * Release/InRelease/Release.gpg), the mean cycle (appends back to back, by-hash
+ * and hashed, sign = signing Release while those variants are written, with when each side was
+ * done, write = Release/InRelease/Release.gpg), the mean cycle (appends back to back, by-hash
  * pruning included: it runs after an append answers, before the next starts), the process's CPU time per
  * append, and the system calls per append when run under `strace -c -f`. `--rest <ms>` waits that
  * long after each append's clean-up before the next one (uploads arriving one at a time, not in a
@@ -54,7 +54,7 @@ const base: AptPublishOptions = { repoRoot: root, codename: 'bench', signer, ori
 const entry = (i: number) => ({ component: 'main', arch: 'amd64', stanza: stanza(i), contents: `usr/bin/pkg${i}\t\t\tutils/pkg${i}\n` });
 
 let result: AptPublishResult = await publishAptDistribution({ ...base, entries: Array.from({ length: packages }, (_, i) => entry(i)) });
-const samples: { compress: number; sign: number; write: number; total: number; cpu: number }[] = [];
+const samples: { compress: number; sign: number; signed: number; filesWritten: number; write: number; total: number; cpu: number }[] = [];
 await aptPublishingSettled(root, 'bench');
 const started = performance.now();
 for (let k = 0; k < appends; k += 1) {
@@ -83,4 +83,4 @@ const row = (label: string, pick: (s: (typeof samples)[number]) => number) => {
   return [label, quantile(values, 0.5).toFixed(1), quantile(values, 0.9).toFixed(1)];
 };
 console.log(`${appends} appends of ${batch} stanzas to ${packages} packages, ${keyType} key, fsync ${sync ? 'on' : 'off'}, spare copies ${spares ? 'on' : 'off'}${rest ? `, ${rest} ms apart` : ''}`);
-console.log(textTable([['stage (ms)', 'median', 'p90'], row('index variants compressed, hashed', (s) => s.compress), row('sign, variants written meanwhile', (s) => s.sign), row('Release files', (s) => s.write), row('total (until answered)', (s) => s.total), ['mean cycle (with pruning)', cycle.toFixed(1), ''], row('process CPU (all threads)', (s) => s.cpu)]));
+console.log(textTable([['stage (ms)', 'median', 'p90'], row('index variants compressed, hashed', (s) => s.compress), row('sign, variants written meanwhile', (s) => s.sign), row('  of which: signature made after', (s) => s.signed), row('  of which: index files on disk after', (s) => s.filesWritten), row('Release files', (s) => s.write), row('total (until answered)', (s) => s.total), ['mean cycle (with pruning)', cycle.toFixed(1), ''], row('process CPU (all threads)', (s) => s.cpu)]));

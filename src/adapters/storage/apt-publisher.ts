@@ -91,8 +91,14 @@ export interface AptPublishOptions {
 export interface AptPublishResult {
   release: string;
   files: ReleaseFileEntry[];
-  /** compress: index files written (a full publish) or only compressed and hashed (an append); sign: signing and writing the Release files under temporary names, an append's index files written meanwhile; write: Release, Release.gpg, InRelease switched in. */
-  timings: { build: number; compress: number; sign: number; write: number; total: number };
+  /**
+   * compress: index files written (a full publish) or only compressed and hashed (an append); sign:
+   * signing and writing the Release files under temporary names, an append's index files written
+   * meanwhile; write: Release, Release.gpg, InRelease switched in. Within the sign stage, which
+   * side set its length: `signed` (signature made) and `filesWritten` (the index files on disk),
+   * each from the stage's start.
+   */
+  timings: { build: number; compress: number; sign: number; write: number; total: number; signed: number; filesWritten: number };
   /** Keep it for `appendAptDistribution`. */
   state: AptDistributionState;
   mode: 'full' | 'append';
@@ -325,11 +331,17 @@ async function release(
   // Signed, and the three written under temporary names, while the index files are written; then
   // switched in (InRelease last) under one folder fsync: each name is the old file or the new one,
   // and every file they name is on disk.
-  const staging = o.signer.signRelease(text).then(({ inRelease, releaseGpg }) => stageFiles(l.distDir, [
-    { name: 'Release', data: text },
-    { name: 'Release.gpg', data: releaseGpg },
-    { name: 'InRelease', data: inRelease },
-  ], { noSync: o.sync === false, parentMustExist: true }));
+  let signed = 0;
+  let filesWritten = 0;
+  void writing.then(() => { filesWritten = performance.now() - t2; }, () => undefined);
+  const staging = o.signer.signRelease(text).then(({ inRelease, releaseGpg }) => {
+    signed = performance.now() - t2;
+    return stageFiles(l.distDir, [
+      { name: 'Release', data: text },
+      { name: 'Release.gpg', data: releaseGpg },
+      { name: 'InRelease', data: inRelease },
+    ], { noSync: o.sync === false, parentMustExist: true });
+  });
   const [staged, written] = await Promise.allSettled([staging, writing]);
   if (written.status === 'rejected') {
     if (staged.status === 'fulfilled') await staged.value.discard();
@@ -346,7 +358,7 @@ async function release(
       files,
       state,
       mode,
-      timings: { build: t1 - t0, compress: t2 - t1, sign: t3 - t2, write: t4 - t3, total: t4 - t0 },
+      timings: { build: t1 - t0, compress: t2 - t1, sign: t3 - t2, write: t4 - t3, total: t4 - t0, signed, filesWritten },
     },
     cleanUp: () => {
       const rewritten = [
