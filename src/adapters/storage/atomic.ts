@@ -6,7 +6,6 @@ import { copyFile, link, mkdir, open, rename, truncate, unlink, type FileHandle 
 import { basename, dirname, join } from 'node:path';
 import { tempPathFor } from './temp-names.js';
 
-
 /**
  * Runs `write`, which creates `path`; creates the parent folders only if it fails for want of
  * them (they exist after the first write: a `mkdir` per file was most of a publish's calls).
