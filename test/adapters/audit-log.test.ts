@@ -80,6 +80,30 @@ describe('audit log hash chain', () => {
     await cleanup();
   });
 
+  it('writes entries recorded while an append is under way together, in order, each on disk before it resolves', async () => {
+    const { dir, cleanup } = await makeTempDir('tollgate-audit-group-');
+    try {
+      let appends = 0;
+      const index = memoryIndex();
+      const log = await AuditLog.open(dir, index, () => {
+        appends++;
+        return new Date();
+      });
+      const entries = await Promise.all(Array.from({ length: 50 }, (_, i) => log.record({ action: 'UPLOAD', user: 'u', result: 'SUCCESS', package: `p${i}`, version: '1.0' })));
+      assert.deepEqual(entries.map((e) => [e.seq, e.package]), Array.from({ length: 50 }, (_, i) => [i + 1, `p${i}`]));
+      // The first alone (nothing was under way), the 49 recorded meanwhile in the next.
+      assert.equal(appends, 2, 'one clock reading per append');
+      const lines = (await readFile(join(dir, (await readdir(dir)).find((f) => f.endsWith('.jsonl'))!), 'utf8')).trimEnd().split('\n');
+      assert.deepEqual(lines.map((l) => (JSON.parse(l) as AuditEntry).seq), entries.map((e) => e.seq));
+      assert.deepEqual(index.rows.map((r) => r.seq), entries.map((e) => e.seq));
+      assert.deepEqual(await log.verify(), { ok: true, entries: 50, files: 1, first_broken: null });
+      await log.record({ action: 'LOGIN', user: 'u', result: 'SUCCESS' });
+      assert.equal(appends, 3);
+    } finally {
+      await cleanup();
+    }
+  });
+
   it('keeps verifying after retention removed old day files', async () => {
     const { dir, cleanup } = await makeTempDir();
     let now = new Date('2026-01-01T10:00:00Z');
@@ -116,6 +140,10 @@ describe('audit log on a full disk', { skip: process.getuid?.() === 0 ? false : 
       assert.equal((await exec('fallocate', ['-l', String(free.bavail * free.bsize), join(mount, 'ballast')])).code, 0);
       await assert.rejects(log.record(entry(i)), { code: 'ENOSPC' });
       assert.equal((await stat(await file())).size, whole, 'the part written is cut off');
+      // Recorded together, several entries are one append: the part of them written is cut off too.
+      const together = await Promise.allSettled([0, 1, 2, 3].map(() => log.record(entry(i))));
+      assert.deepEqual(together.map((r) => r.status === 'rejected' && (r.reason as { code?: string }).code), ['ENOSPC', 'ENOSPC', 'ENOSPC', 'ENOSPC']);
+      assert.equal((await stat(await file())).size, whole, 'the part of several entries written is cut off');
       await rm(join(mount, 'ballast'));
       await log.record(entry(i++));
       await log.record(entry(i++));

@@ -69,6 +69,8 @@ export interface VerifyReport {
 const GENESIS = '0'.repeat(64);
 const ANCHOR_FILE = 'retention-anchor.json';
 const DAY_FILE = /^\d{4}-\d{2}-\d{2}\.jsonl$/;
+/** Entries written by one append at most. */
+const MAX_BATCH = 256;
 
 /** The hash covers the previous hash and every field of the entry in a fixed order. */
 export function entryHash(e: Omit<AuditEntry, 'hash'>): string {
@@ -153,56 +155,87 @@ export class AuditLog {
     return (await readdir(dir)).filter((f) => DAY_FILE.test(f)).sort();
   }
 
+  /** Entries waiting for the append under way: the next append writes them together. */
+  private queued: Array<{ input: AuditInput; resolve: (entry: AuditEntry) => void; reject: (error: unknown) => void }> = [];
+  private appending = false;
+
+  /**
+   * Appends an entry; resolves once it is on disk and indexed. Entries recorded while an append
+   * is under way are written by the next one together, with one sync (group commit): under a
+   * stream of uploads each waited for the syncs of all the entries before its own.
+   */
   record(input: AuditInput): Promise<AuditEntry> {
-    const shared = this.shared;
-    const append = shared
-      ? () => shared.run(async () => {
-          const tip = await this.readTip();
-          if (tip && tip.seq >= this.seq) {
-            this.seq = tip.seq;
-            this.lastHash = tip.hash;
-          }
-          return this.append(input);
-        })
-      : () => this.append(input);
-    const run = this.tail.then(append);
-    this.tail = run.catch(() => undefined);
-    return run;
+    const done = new Promise<AuditEntry>((resolve, reject) => this.queued.push({ input, resolve, reject }));
+    if (!this.appending) this.tail = this.appendQueued();
+    return done;
   }
 
-  private async append(input: AuditInput): Promise<AuditEntry> {
+  private async appendQueued(): Promise<void> {
+    this.appending = true;
+    try {
+      while (this.queued.length > 0) {
+        const batch = this.queued.splice(0, MAX_BATCH);
+        const inputs = batch.map((b) => b.input);
+        const shared = this.shared;
+        try {
+          const entries = shared
+            ? await shared.run(async () => {
+                const tip = await this.readTip();
+                if (tip && tip.seq >= this.seq) {
+                  this.seq = tip.seq;
+                  this.lastHash = tip.hash;
+                }
+                return this.append(inputs);
+              })
+            : await this.append(inputs);
+          batch.forEach((b, i) => b.resolve(entries[i]!));
+        } catch (error) {
+          for (const b of batch) b.reject(error);
+        }
+      }
+    } finally {
+      this.appending = false;
+    }
+  }
+
+  private async append(inputs: readonly AuditInput[]): Promise<AuditEntry[]> {
     const at = this.now();
-    const base = {
-      timestamp: at.toISOString().replace('Z', '+00:00'),
-      action: input.action,
-      user: input.user,
-      result: input.result,
-      package: input.package ?? null,
-      version: input.version ?? null,
-      detail: input.detail ?? null,
-      ip: input.ip ?? null,
-      seq: this.seq + 1,
-      prev_hash: this.lastHash,
-    };
-    const entry: AuditEntry = { ...base, hash: entryHash(base) };
-    const line = Buffer.from(`${serialise(entry)}\n`);
+    const timestamp = at.toISOString().replace('Z', '+00:00');
+    let prev = this.lastHash;
+    const entries = inputs.map((input, i): AuditEntry => {
+      const base = {
+        timestamp,
+        action: input.action,
+        user: input.user,
+        result: input.result,
+        package: input.package ?? null,
+        version: input.version ?? null,
+        detail: input.detail ?? null,
+        ip: input.ip ?? null,
+        seq: this.seq + 1 + i,
+        prev_hash: prev,
+      };
+      prev = entryHash(base);
+      return { ...base, hash: prev };
+    });
+    const lines = Buffer.from(entries.map((e) => `${serialise(e)}\n`).join(''));
     // Read and write: a failed append is cut back (dropFailedAppend), which reads the file's end.
-    const handle = await open(join(this.dir, `${base.timestamp.slice(0, 10)}.jsonl`), 'a+', 0o640);
+    const handle = await open(join(this.dir, `${timestamp.slice(0, 10)}.jsonl`), 'a+', 0o640);
     let written = false;
     try {
-      await handle.appendFile(line);
+      await handle.appendFile(lines);
       written = true;
       await handle.datasync();
     } catch (error) {
-      await dropFailedAppend(handle, line.length, written).catch(() => undefined);
+      await dropFailedAppend(handle, lines, written).catch(() => undefined);
       throw error;
     } finally {
       await handle.close();
     }
-    this.seq = entry.seq;
-    this.lastHash = entry.hash;
-    await this.index.insert(entry);
-    return entry;
+    this.seq = entries.at(-1)!.seq;
+    this.lastHash = prev;
+    for (const entry of entries) await this.index.insert(entry);
+    return entries;
   }
 
   /** Walks every file in order and reports the first entry whose chain does not hold. */
@@ -268,19 +301,28 @@ export class AuditLog {
 }
 
 /**
- * After a failed append, the file as it was before it: the entry is not recorded (its sequence
- * number goes to the next one), so neither the whole line (written, then the sync failed) nor the
- * part a full disk let through may stay, or the next entry would follow it and break the chain.
- * A part is shorter than the line, so the line before it ends within that many bytes.
+ * After a failed append, the file as it was before it: its entries are not recorded (their
+ * sequence numbers go to the next ones), so neither the whole lines (written, then the sync
+ * failed) nor the part a full disk let through may stay, or the next entry would follow them and
+ * break the chain. The part is the longest beginning of `lines` the file ends with.
  */
-async function dropFailedAppend(handle: FileHandle, lineBytes: number, written: boolean): Promise<void> {
+async function dropFailedAppend(handle: FileHandle, lines: Buffer, written: boolean): Promise<void> {
   const { size } = await handle.stat();
-  let cut = size - lineBytes;
+  let cut = size - lines.length;
   if (!written) {
-    const window = Math.min(size, lineBytes);
+    const window = Math.min(size, lines.length);
     const tail = Buffer.alloc(window);
     await handle.read(tail, 0, window, size - window);
-    cut = size - window + tail.lastIndexOf(0x0a) + 1;
+    // The part begins where the earlier content ends: after a line break, or at the file's start.
+    let part = 0;
+    for (let start = 0; start < window; start++) {
+      const lineStart = start === 0 ? size === window : tail[start - 1] === 0x0a;
+      if (lineStart && tail.subarray(start).equals(lines.subarray(0, window - start))) {
+        part = window - start;
+        break;
+      }
+    }
+    cut = size - part;
   }
   if (cut < size) await handle.truncate(cut);
 }
