@@ -24,6 +24,11 @@ export class FsPackageFiles implements PackageFiles {
   readonly repoDir: string;
   readonly quarantineDir: string;
   readonly tempDir: string;
+  /**
+   * Temp files this process moved away (into the store or quarantine): discarding one after that
+   * needs no system call (every upload's temp file is discarded once its upload is done).
+   */
+  private readonly movedTemps = new Set<string>();
 
   /**
    * `copiesOf(poolPath)`: the other places of the published tree that hold the same file (a
@@ -67,11 +72,13 @@ export class FsPackageFiles implements PackageFiles {
     const target = this.blobPath(sha256);
     if (await exists(target)) {
       await removeFile(tempFile);
+      this.moved(tempFile);
       await alongside?.();
       return;
     }
     // The store's 256 folders exist after the first uploads: created only when the rename says so.
     await inFolder(target, () => rename(tempFile, target));
+    this.moved(tempFile);
     // Both awaited, whichever fails first: the folder's fsync is what a crash needs, not what a link needs.
     const synced = fsyncDir(dirname(target));
     synced.catch(() => undefined);
@@ -149,6 +156,13 @@ export class FsPackageFiles implements PackageFiles {
   async quarantineTemp(tempFile: string, sha256: string): Promise<void> {
     if (!SHA256.test(sha256)) throw new Error(`not a sha256: ${sha256}`);
     await rename(tempFile, join(this.quarantineDir, sha256));
+    this.moved(tempFile);
+  }
+
+  private moved(tempFile: string): void {
+    // Bounded: a caller that never discards only costs the others their shortcut.
+    if (this.movedTemps.size >= 10_000) this.movedTemps.clear();
+    this.movedTemps.add(tempFile);
   }
 
   async forget(sha256: string): Promise<void> {
@@ -160,6 +174,7 @@ export class FsPackageFiles implements PackageFiles {
   }
 
   async discard(tempFile: string): Promise<void> {
+    if (this.movedTemps.delete(tempFile)) return;
     await removeFile(tempFile);
   }
 
