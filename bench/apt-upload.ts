@@ -55,11 +55,11 @@ function medianTiming(headers: readonly string[]): string {
   return [...parts].map(([name, values]) => `${name} ${median(values).toFixed(1)}`).join(', ') + ' ms';
 }
 
-/** CPU time (user + system, all threads) a process has used so far, from /proc (clock ticks of 10 ms). */
-async function processCpuMs(pid: number): Promise<number> {
+/** CPU time (all threads) a process has used so far in user and in kernel mode, from /proc (clock ticks of 10 ms). */
+async function processCpuMs(pid: number): Promise<{ user: number; system: number }> {
   const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).replace(/^.*\) /s, '').split(' ');
   // After the command name: state is field 3, utime 14 and stime 15 (1-based, man 5 proc).
-  return (Number(fields[11]) + Number(fields[12])) * 10;
+  return { user: Number(fields[11]) * 10, system: Number(fields[12]) * 10 };
 }
 
 async function main(): Promise<void> {
@@ -80,11 +80,15 @@ async function main(): Promise<void> {
 
     /** The service's Server-Timing of the last upload: where its time went. */
     let lastTiming = '';
+    /** Every upload's Server-Timing during the burst. */
+    const burstTimings: string[] = [];
+    let inBurst = false;
     const upload = async (path: string) => {
       const form = await multipartBody({ distribution: 'jammy' }, { path });
       const res = await fetch(`${base}/upload`, { method: 'POST', headers: { authorization: `Bearer ${token}`, ...form.headers }, body: form.payload });
       const body = (await res.json()) as { status?: string };
       lastTiming = res.headers.get('server-timing') ?? '';
+      if (inBurst) burstTimings.push(lastTiming);
       return res.status === 201 && body.status === 'published';
     };
 
@@ -93,6 +97,7 @@ async function main(): Promise<void> {
     let failed = 0;
     const cpuBefore = await processCpuMs(server.pid!);
     const started = performance.now();
+    inBurst = true;
     await Promise.all(
       Array.from({ length: CLIENTS }, async () => {
         while (next < files.length) {
@@ -102,7 +107,10 @@ async function main(): Promise<void> {
       }),
     );
     const seconds = (performance.now() - started) / 1000;
-    const cpuPerUpload = ((await processCpuMs(server.pid!)) - cpuBefore) / COUNT;
+    inBurst = false;
+    const cpuAfter = await processCpuMs(server.pid!);
+    const cpuUser = (cpuAfter.user - cpuBefore.user) / COUNT;
+    const cpuSystem = (cpuAfter.system - cpuBefore.system) / COUNT;
     // How many publishes the uploads took, and how long one took (the service's own histogram).
     const metrics = await (await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${token}` } })).text();
     const series = (name: string, mode: string) => Number(new RegExp(`^tollgate_publish_duration_seconds_${name}\\{format="deb",mode="${mode}"\\} (\\S+)`, 'm').exec(metrics)?.[1] ?? 0);
@@ -161,7 +169,8 @@ async function main(): Promise<void> {
       ['metric', 'value'],
       ['packages uploaded', `${COUNT} by ${CLIENTS} concurrent clients, to the service ${UNDER_TSX ? 'under tsx' : 'compiled and bundled'}`],
       ['throughput', `${(COUNT / seconds).toFixed(1)} packages/s (${seconds.toFixed(1)} s)`],
-      ['service CPU per upload during them (all threads: event loop, pool, payload reader)', `${cpuPerUpload.toFixed(1)} ms`],
+      ['service CPU per upload during them (all threads: event loop, pool, payload reader)', `${(cpuUser + cpuSystem).toFixed(1)} ms (user ${cpuUser.toFixed(1)}, kernel ${cpuSystem.toFixed(1)})`],
+      ['an upload during them, by the service (Server-Timing, median of each part)', medianTiming(burstTimings)],
       ['index publishes during the uploads', publishes],
       ['uploads not answered 201 published', String(failed)],
       ['missing from the signed index', String(missing)],
