@@ -8,7 +8,7 @@ import { makeTempDir } from '../helpers/tmp.js';
 
 function memoryIndex(): AuditIndex & { rows: AuditEntry[] } {
   const rows: AuditEntry[] = [];
-  return { rows, insert: async (e) => void rows.push(e), maxSeq: async () => rows.at(-1)?.seq ?? 0 };
+  return { rows, insert: async (entries) => void rows.push(...entries), maxSeq: async () => rows.at(-1)?.seq ?? 0 };
 }
 
 async function writeSome(dir: string, n: number, now?: () => Date) {

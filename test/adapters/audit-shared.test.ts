@@ -12,7 +12,7 @@ import { makeTempDir } from '../helpers/tmp.js';
 
 function memoryIndex(): AuditIndex & { rows: AuditEntry[] } {
   const rows: AuditEntry[] = [];
-  return { rows, insert: async (e) => void rows.push(e), maxSeq: async () => Math.max(0, ...rows.map((r) => r.seq)) };
+  return { rows, insert: async (entries) => void rows.push(...entries), maxSeq: async () => Math.max(0, ...rows.map((r) => r.seq)) };
 }
 
 function mutex(): SharedAppendLock {

@@ -39,7 +39,8 @@ export interface AuditEntry {
 
 /** Where entries are mirrored for querying; the JSONL files stay the source of truth. */
 export interface AuditIndex {
-  insert(entry: AuditEntry): Promise<void>;
+  /** Adds entries (in sequence order) in one write; entries already indexed are skipped. */
+  insert(entries: readonly AuditEntry[]): Promise<void>;
   maxSeq(): Promise<number>;
 }
 
@@ -123,7 +124,7 @@ export class AuditLog {
       }
     }
     // Entries written to the file whose index insert was interrupted by a crash.
-    for (const entry of pending) await index.insert(entry);
+    for (let i = 0; i < pending.length; i += MAX_BATCH) await index.insert(pending.slice(i, i + MAX_BATCH));
     return new AuditLog(dir, index, seq, lastHash, now, shared);
   }
 
@@ -234,7 +235,7 @@ export class AuditLog {
     }
     this.seq = entries.at(-1)!.seq;
     this.lastHash = prev;
-    for (const entry of entries) await this.index.insert(entry);
+    await this.index.insert(entries);
     return entries;
   }
 

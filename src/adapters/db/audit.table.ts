@@ -34,8 +34,10 @@ export async function findAuditEntries(db: Db, filter: AuditFilter, page: { page
 }
 
 /** Adds an entry to the index; an entry already there (same seq) is left as it is. */
-export async function insertAuditIndexEntry(db: Db, row: Insertable<AuditIndexTable>): Promise<void> {
-  await db.insertInto('audit_index').values(row).onConflict((oc) => oc.column('seq').doNothing()).execute();
+/** One statement for all of them (one commit); rows already there (by seq) are left as they are. */
+export async function insertAuditIndexEntries(db: Db, rows: ReadonlyArray<Insertable<AuditIndexTable>>): Promise<void> {
+  if (rows.length === 0) return;
+  await db.insertInto('audit_index').values([...rows]).onConflict((oc) => oc.column('seq').doNothing()).execute();
 }
 
 /** The highest seq in the index, 0 when it is empty. */
