@@ -126,6 +126,7 @@ export class UploadService {
       component,
       path: input.file.path,
       file: { size: input.file.size, md5: input.file.md5, sha1: input.file.sha1, sha256: input.file.sha256, sha512: input.file.sha512 },
+      head: input.file.head ?? null,
       claimedSha256: input.claimedSha256?.toLowerCase() ?? null,
       pkg: null,
       outcome: null,

@@ -26,6 +26,8 @@ export interface HashedTempFile extends ContentDigests {
    * Await it before the file is moved where a crash must not lose it. Absent otherwise.
    */
   durable?: Promise<void>;
+  /** The first bytes of the content (`keepHead` of them, fewer when it is shorter), when asked for. */
+  head?: Buffer;
 }
 
 /** Options for `hashStream`. */
@@ -40,6 +42,11 @@ export interface HashStreamOptions {
    * for the disk overlaps whatever the caller does next with the content.
    */
   sync?: boolean | 'background';
+  /**
+   * Keep the content's first bytes in memory (`head` of the result): the reader that inspects the
+   * file next starts from them instead of opening it (a tiny package is read without a file call).
+   */
+  keepHead?: number;
 }
 
 const ALGORITHMS = ['md5', 'sha1', 'sha256', 'sha512'] as const;
@@ -52,6 +59,9 @@ export async function hashStream(source: AsyncIterable<Uint8Array | string>, opt
   const hashes = newHashes();
   const max = options.maxBytes ?? Number.MAX_SAFE_INTEGER;
   let size = 0;
+  const keepHead = options.keepHead ?? 0;
+  const head: Uint8Array[] = [];
+  let headBytes = 0;
   // The temp folder is created only when missing (it exists after the first upload: one call fewer per upload).
   const handle = await inFolder(path, () => open(path, 'wx', 0o644));
   try {
@@ -63,6 +73,11 @@ export async function hashStream(source: AsyncIterable<Uint8Array | string>, opt
       size += bytes.byteLength;
       if (size > max) throw new DomainError('too_large', 'file_too_large', `content exceeds ${max} bytes`, { max_bytes: max });
       for (const h of hashes) h.update(bytes);
+      if (headBytes < keepHead) {
+        const part = bytes.subarray(0, keepHead - headBytes);
+        head.push(part);
+        headBytes += part.byteLength;
+      }
       pending.push(bytes);
       pendingBytes += bytes.byteLength;
       if (pendingBytes >= WRITE_BYTES) {
@@ -82,10 +97,10 @@ export async function hashStream(source: AsyncIterable<Uint8Array | string>, opt
     const durable = handle.sync().finally(() => handle.close());
     // Awaited by whoever moves the file; one that is discarded before never asks.
     durable.catch(() => undefined);
-    return { path, size, ...digestsOf(hashes), durable };
+    return { path, size, ...digestsOf(hashes), durable, ...headOf(head, keepHead) };
   }
   await handle.close();
-  return { path, size, ...digestsOf(hashes) };
+  return { path, size, ...digestsOf(hashes), ...headOf(head, keepHead) };
 }
 
 /** Writes `chunks` (`total` bytes) at the file's position; writev may write part of them, then the rest follows. */
@@ -94,6 +109,11 @@ async function writeAll(handle: FileHandle, chunks: Uint8Array[], total: number)
   if (written === total) return;
   const rest = Buffer.concat(chunks).subarray(written);
   for (let off = 0; off < rest.byteLength; ) off += (await handle.write(rest, off)).bytesWritten;
+}
+
+/** Copied: the chunks may be views of the parser's buffers. */
+function headOf(chunks: Uint8Array[], keepHead: number): { head?: Buffer } {
+  return keepHead > 0 ? { head: Buffer.concat(chunks) } : {};
 }
 
 function newHashes(): Hash[] {

@@ -44,16 +44,24 @@ export const DEFAULT_AR_LIMITS: ArLimits = { maxMembers: 64, maxNameLength: 255,
 export class ArFile {
   private constructor(
     private readonly path: string,
-    private readonly handle: FileHandle,
+    /** Opened on the first read past the prefix when the prefix came from memory. */
+    private handle: Promise<FileHandle> | null,
     readonly size: number,
     private readonly prefix: Buffer,
   ) {}
 
-  static async open(path: string, prefixBytes = PREFIX_BYTES): Promise<ArFile> {
+  /**
+   * `known`: the file's size and first bytes, already in memory (the upload just received them).
+   * When they hold the prefix, the file is opened only if a read goes past it: never for a tiny package.
+   */
+  static async open(path: string, prefixBytes = AR_PREFIX_BYTES, known?: { size: number; head: Buffer }): Promise<ArFile> {
+    if (known && known.head.length >= Math.min(known.size, prefixBytes)) {
+      return new ArFile(path, null, known.size, known.head.subarray(0, Math.min(known.size, prefixBytes)));
+    }
     const handle = await open(path, 'r');
     try {
       const size = (await handle.stat()).size;
-      return new ArFile(path, handle, size, await readExactly(handle, 0, Math.min(size, prefixBytes)));
+      return new ArFile(path, Promise.resolve(handle), size, await readExactly(handle, 0, Math.min(size, prefixBytes)));
     } catch (error) {
       await handle.close();
       throw error;
@@ -68,7 +76,12 @@ export class ArFile {
   /** `length` bytes at `position`; PackageFormatError `truncated_archive` past the end. */
   read(position: number, length: number): Promise<Buffer> {
     if (position + length <= this.prefix.length) return Promise.resolve(this.prefix.subarray(position, position + length));
-    return readExactly(this.handle, position, length);
+    return this.opened().then((handle) => readExactly(handle, position, length));
+  }
+
+  private opened(): Promise<FileHandle> {
+    this.handle ??= open(this.path, 'r');
+    return this.handle;
   }
 
   /** A whole (small) member, refused when larger than `maxBytes`. */
@@ -90,13 +103,15 @@ export class ArFile {
     return Readable.from([this.prefix.subarray(member.offset, member.offset + member.size)], { objectMode: false });
   }
 
-  close(): Promise<void> {
-    return this.handle.close();
+  async close(): Promise<void> {
+    const handle = this.handle;
+    this.handle = null;
+    await handle?.then((h) => h.close(), () => undefined);
   }
 }
 
 /** What ArFile reads up front: a tiny package whole, the control part of most real ones. */
-const PREFIX_BYTES = 64 * 1024;
+export const AR_PREFIX_BYTES = 64 * 1024;
 
 /** Lists the members of the ar archive at `path` (headers only; data is never read). */
 export async function readArMembers(path: string, limits: Partial<ArLimits> = {}): Promise<ArMember[]> {

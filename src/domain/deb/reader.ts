@@ -122,9 +122,13 @@ const RELATION_FIELDS: ReadonlyArray<[keyof DebRelationFields, string]> = [
 export type DebPayloadReading = 'list' | 'defer';
 
 /** Reads and validates the .deb at `path`; throws PackageFormatError on any malformation. */
-export async function readDebPackage(path: string, overrides: Partial<DebLimits> = {}, payload: DebPayloadReading = 'list'): Promise<DebPackage> {
+export async function readDebPackage(
+  path: string, overrides: Partial<DebLimits> = {}, payload: DebPayloadReading = 'list',
+  /** The file's size and first bytes when they are in memory already (see ArFile.open). */
+  known?: { size: number; head: Buffer },
+): Promise<DebPackage> {
   const limits: DebLimits = { ...DEFAULT_DEB_LIMITS, ...overrides };
-  const file = await ArFile.open(path);
+  const file = await ArFile.open(path, undefined, known);
   const { members, layout, formatVersion, control, identity } = await readDebHead(file, limits, payload).finally(() => file.close());
   let files: DebFileEntry[] = [];
   if (payload === 'list') files = await listDataFiles(path, layout.data, limits);

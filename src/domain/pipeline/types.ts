@@ -41,6 +41,8 @@ export interface UploadState {
   /** Temp file holding the upload. */
   path: string;
   file: FileFacts;
+  /** The upload's first bytes, kept when it was received (the format step reads them, not the file). */
+  head?: Buffer | null;
   claimedSha256: string | null;
   pkg: InspectedPackage | null;
   outcome: UploadOutcome | null;

@@ -5,6 +5,7 @@ import { hashStream, type HashedTempFile } from '../../adapters/storage/hash-str
 import { findDistribution } from '../../domain/distributions.js';
 import { DomainError } from '../../domain/errors.js';
 import { UploadResultSchema } from '../../domain/pipeline/upload-result.js';
+import { INSPECTED_HEAD_BYTES } from '../../services/formats/index.js';
 import type { StepName, StepResult } from '../../domain/pipeline/types.js';
 import type { AppContext } from '../../services/context.js';
 import type { UploadAnswer } from '../../services/upload.js';
@@ -70,7 +71,7 @@ async function readUploadForm(request: FastifyRequest, ctx: AppContext): Promise
         // waits for the client to send all of it (up to the request timeout) before the 413.
         part.file.once('limit', () => part.file.destroy(Object.assign(new Error('file too large'), { code: 'FST_REQ_FILE_TOO_LARGE' })));
         // Its fsync runs in the background while the pipeline reads it; admission waits for it.
-        const received = await hashStream(part.file, { tempDir: ctx.repo.files.tempDir, maxBytes: budget, sync: 'background' });
+        const received = await hashStream(part.file, { tempDir: ctx.repo.files.tempDir, maxBytes: budget, sync: 'background', keepHead: INSPECTED_HEAD_BYTES });
         if (isSourceFile) sourceFiles.push({ name: part.filename ?? '', file: received });
         else file = received;
         budget -= received.size;

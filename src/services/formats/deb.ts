@@ -27,9 +27,10 @@ export const debHandler: FormatHandler<DebInspected> = {
 
   async inspect(path, options) {
     // A .dsc (text, often clear-signed) is a source package: see deb-source.ts.
-    if (looksLikeSourceControl(await readLocalHead(path, 64))) return inspectDsc(path);
+    const known = options?.known;
+    if (looksLikeSourceControl(known && known.head.length >= Math.min(known.size, 64) ? known.head.subarray(0, 64) : await readLocalHead(path, 64))) return inspectDsc(path);
     const deferred = options?.deferPayload === true;
-    const deb = await readDebPackage(path, {}, deferred ? 'defer' : 'list');
+    const deb = await readDebPackage(path, {}, deferred ? 'defer' : 'list', known);
     const description = deb.control.get('Description') ?? '';
     return {
       format: 'deb',

@@ -1,6 +1,7 @@
 import type { PackageFormat } from '../../domain/distributions.js';
 import type { InspectedPackage } from '../../domain/package.js';
 import { debHandler } from './deb.js';
+import { AR_PREFIX_BYTES } from '../../domain/deb/ar.js';
 import { rpmHandler } from './rpm.js';
 import type { FormatHandler } from './types.js';
 
@@ -12,6 +13,9 @@ const HANDLERS: { [F in PackageFormat]: FormatHandler<Extract<InspectedPackage, 
  * callers pick it by the package's own `format`, or by the distribution's for that distribution's rows.
  */
 export const handlerFor = (format: PackageFormat): FormatHandler => HANDLERS[format];
+
+/** How much of an upload the receiving keeps in memory for the format step (a tiny .deb whole, a real one's control part). */
+export const INSPECTED_HEAD_BYTES = AR_PREFIX_BYTES;
 
 /** The format a file's first bytes announce, or null. */
 export function sniffFormat(head: Buffer): PackageFormat | null {

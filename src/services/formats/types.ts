@@ -31,6 +31,12 @@ export type ProvidesLookup = (names: readonly string[]) => Promise<Array<Provide
  * is written against its own format's package (`FormatHandler<DebInspected>`); callers hold the
  * default, which takes any package, and pick the handler by the package's or distribution's format.
  */
+export interface InspectOptions {
+  deferPayload?: boolean;
+  /** The file's size and first bytes, when the caller holds them (an upload just received): fewer reads of the file. */
+  known?: { size: number; head: Buffer };
+}
+
 export interface FormatHandler<P extends InspectedPackage = InspectedPackage> {
   format: P['format'];
   /**
@@ -38,7 +44,7 @@ export interface FormatHandler<P extends InspectedPackage = InspectedPackage> {
    * a format whose file list needs its whole payload decompressed (deb) leaves it for later and
    * says so with `filesPending`.
    */
-  inspect(path: string, options?: { deferPayload?: boolean }): Promise<P>;
+  inspect(path: string, options?: InspectOptions): Promise<P>;
   /**
    * Path of the published file, relative to the repository root (DATA_DIR/repo). `rewritten` is
    * the SHA-256 of a file the repository changed (an RPM it signed): such a file gets a path of

@@ -18,7 +18,8 @@ function reject(state: UploadState, code: string, message: string): StepResult {
 export const formatStep = (deps: Pick<PipelineDeps, 'files' | 'deferDebPayload'>): PipelineStep => ({
   name: 'format',
   async run(state) {
-    const head = await deps.files.readHead(state.path, 64);
+    const known = state.head && state.head.length >= Math.min(state.file.size, 64) ? { size: state.file.size, head: state.head } : undefined;
+    const head = known ? known.head.subarray(0, 64) : await deps.files.readHead(state.path, 64);
     // A source package: a .dsc (or a .changes naming one) with its files, filed under the deb format.
     const isSource = !sniffFormat(head) && looksLikeSourceControl(head);
     const format = isSource ? 'deb' : sniffFormat(head);
@@ -31,7 +32,7 @@ export const formatStep = (deps: Pick<PipelineDeps, 'files' | 'deferDebPayload'>
       if (problem) return reject(state, problem.code, problem.message);
     }
     try {
-      state.pkg = await handlerFor(format).inspect(state.path, { deferPayload: deps.deferDebPayload === true });
+      state.pkg = await handlerFor(format).inspect(state.path, { deferPayload: deps.deferDebPayload === true, ...(known ? { known } : {}) });
     } catch (error) {
       if (error instanceof PackageFormatError) return reject(state, error.code, error.message);
       throw error;

@@ -89,6 +89,20 @@ describe('hashStream', () => {
     }
   });
 
+  it('keeps the first bytes when asked (keepHead), across chunk boundaries, fewer when the content is shorter', async (t) => {
+    const { dir, cleanup } = await makeTempDir();
+    t.after(cleanup);
+    const keep = 65_536;
+    for (const length of [0, 10, keep - 1, keep, keep + 1, 3 * keep + 7]) {
+      const data = pattern(length, length);
+      for (const chunk of [1000, 4096, keep, 100_003]) {
+        const result = await hashStream(chunksOf(data, chunk), { tempDir: dir, sync: false, keepHead: keep });
+        assert.ok(result.head?.equals(data.subarray(0, keep)), `${length} bytes in chunks of ${chunk}`);
+      }
+    }
+    assert.equal((await hashStream(chunksOf(pattern(10, 1), 4), { tempDir: dir, sync: false })).head, undefined, 'nothing kept unless asked');
+  });
+
   it('streams side by side keep their own digests', async (t) => {
     const { dir, cleanup } = await makeTempDir();
     t.after(cleanup);

@@ -1,13 +1,14 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { buffer } from 'node:stream/consumers';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import tarStream from 'tar-stream';
 import { parseControlStanza } from '../../../src/domain/deb/control.js';
+import { AR_PREFIX_BYTES } from '../../../src/domain/deb/ar.js';
 import { openArMember, readDebPackage, type DebPackage } from '../../../src/domain/deb/reader.js';
 import { PackageFormatError } from '../../../src/domain/errors.js';
 import { buildDeb, makeTar, writeArArchive, type RawArMember } from '../../../harness/debs.js';
@@ -136,6 +137,25 @@ describe('readDebPackage on real dpkg-deb output', () => {
     assert.deepEqual([pkg.sourceName, pkg.sourceVersion, pkg.arch, pkg.installedSize], ['plain', '0.1', 'all', null]);
     const named = await readDebPackage(await buildDeb(dir, { name: 'bin-pkg', version: '3.0-1', source: 'srcname', compression: 'zstd' }));
     assert.deepEqual([named.sourceName, named.sourceVersion], ['srcname', '3.0-1']);
+  });
+
+  // An upload keeps its first bytes as it is received (hash-stream.ts `keepHead`): the format step
+  // reads a tiny package from them without opening the file, and a larger one from them and the file.
+  it('reads from the bytes an upload kept: a tiny package without its file, a real one with it, alike', async () => {
+    const tiny = await sampleDeb('xz');
+    const bytes = await readFile(tiny);
+    const fromFile = await readDebPackage(tiny, {}, 'defer');
+    const gone = join(dir, 'never-written.deb');
+    assert.deepEqual(await readDebPackage(gone, {}, 'defer', { size: bytes.length, head: bytes }), fromFile, 'the whole package in memory: no file read');
+    await assert.rejects(readDebPackage(gone, {}, 'defer', { size: bytes.length, head: bytes.subarray(0, 100) }), { code: 'ENOENT' });
+    // Real packages from the APT cache, larger than what is kept: the rest comes from the file.
+    const cache = '/var/cache/apt/archives';
+    const real = (await readdir(cache).catch(() => [])).filter((f) => f.endsWith('.deb')).slice(0, 40).map((f) => join(cache, f));
+    for (const path of real) {
+      const whole = await readFile(path);
+      const kept = whole.subarray(0, AR_PREFIX_BYTES);
+      assert.deepEqual(await readDebPackage(path, {}, 'defer', { size: whole.length, head: kept }), await readDebPackage(path, {}, 'defer'), path);
+    }
   });
 
   it('reads twenty packages quickly', async () => {
