@@ -1,7 +1,7 @@
 /**
  * bench/real-packages: real Debian packages from the machine's APT cache, uploaded over HTTP.
  *
- *   npx tsx bench/real-packages.ts [--clients 4] [--limit N] [--client fetch|curl] [--no-peers]
+ *   npx tsx bench/real-packages.ts [--clients 4] [--limit N] [--client fetch|curl] [--no-peers] [--main path/to/tollgate.mjs]
  *
  * Starts the compiled service (as `npm start` runs it; RATE_LIMITS=off, its own DATA_DIR, no
  * clamd), uploads every amd64/all .deb of /var/cache/apt/archives with N concurrent clients
@@ -70,7 +70,8 @@ async function main(): Promise<void> {
   console.log(`${files.length} packages, ${(bytes / MB).toFixed(0)} MB, ${CLIENTS} clients (${CLIENT})`);
 
   await mkdir(work, { recursive: true });
-  const main = await buildService(join(work, 'real-packages', 'dist'));
+  // --main: an already built bundle (another revision's, for a comparison).
+  const main = stringArg('main') ?? await buildService(join(work, 'real-packages', 'dist'));
   const dataDir = join(work, 'real-packages', 'data');
   await rm(dataDir, { recursive: true, force: true });
   const port = await freePort();
