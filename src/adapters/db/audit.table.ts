@@ -33,8 +33,7 @@ export async function findAuditEntries(db: Db, filter: AuditFilter, page: { page
   return { total, items: rows.map(({ username, ...r }) => ({ ...r, seq: Number(r.seq), user: username })) };
 }
 
-/** Adds an entry to the index; an entry already there (same seq) is left as it is. */
-/** One statement for all of them (one commit); rows already there (by seq) are left as they are. */
+/** Adds entries to the index in one statement (one commit); an entry already there (same seq) is left as it is. */
 export async function insertAuditIndexEntries(db: Db, rows: ReadonlyArray<Insertable<AuditIndexTable>>): Promise<void> {
   if (rows.length === 0) return;
   await db.insertInto('audit_index').values([...rows]).onConflict((oc) => oc.column('seq').doNothing()).execute();
