@@ -25,18 +25,18 @@ export interface DependencyReport {
 /** Looks up, among the packages a distribution publishes, the rows answering to some names. */
 export type ProvidesLookup = (names: readonly string[]) => Promise<Array<ProvideRow & { package: string; packageVersion: string; arch: string; multiArch: string | null }>>;
 
-/**
- * What differs between .deb and .rpm, behind one interface: reading a file, where it goes in the
- * published tree, its index entry, what the antivirus scans, and dependency checks. Each handler
- * is written against its own format's package (`FormatHandler<DebInspected>`); callers hold the
- * default, which takes any package, and pick the handler by the package's or distribution's format.
- */
 export interface InspectOptions {
   deferPayload?: boolean;
   /** The file's size and first bytes, when the caller holds them (an upload just received): fewer reads of the file. */
   known?: { size: number; head: Buffer };
 }
 
+/**
+ * What differs between .deb and .rpm, behind one interface: reading a file, where it goes in the
+ * published tree, its index entry, what the antivirus scans, and dependency checks. Each handler
+ * is written against its own format's package (`FormatHandler<DebInspected>`); callers hold the
+ * default, which takes any package, and pick the handler by the package's or distribution's format.
+ */
 export interface FormatHandler<P extends InspectedPackage = InspectedPackage> {
   format: P['format'];
   /**
