@@ -10,6 +10,7 @@ import { createReadStream } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { PackageFormatError } from '../errors.js';
+import { knownPrefix, type KnownBytes } from '../known-bytes.js';
 
 export const AR_MAGIC = '!<arch>\n';
 const HEADER_BYTES = 60;
@@ -54,10 +55,9 @@ export class ArFile {
    * `known`: the file's size and first bytes, already in memory (the upload just received them).
    * When they hold the prefix, the file is opened only if a read goes past it: never for a tiny package.
    */
-  static async open(path: string, prefixBytes = AR_PREFIX_BYTES, known?: { size: number; head: Buffer }): Promise<ArFile> {
-    if (known && known.head.length >= Math.min(known.size, prefixBytes)) {
-      return new ArFile(path, null, known.size, known.head.subarray(0, Math.min(known.size, prefixBytes)));
-    }
+  static async open(path: string, prefixBytes = AR_PREFIX_BYTES, known?: KnownBytes): Promise<ArFile> {
+    const prefix = knownPrefix(known, prefixBytes);
+    if (known && prefix) return new ArFile(path, null, known.size, prefix);
     const handle = await open(path, 'r');
     try {
       const size = (await handle.stat()).size;

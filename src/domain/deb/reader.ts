@@ -6,6 +6,7 @@
  * Everything is bounded (member sizes, decompression, entry counts, control size) and every
  * malformation is a PackageFormatError with a specific code. The file is never read whole.
  */
+import type { KnownBytes } from '../known-bytes.js';
 import { ArFile, readArMembers, openArMember, type ArMember } from './ar.js';
 import { parseControlStanza, type ControlStanza } from './control.js';
 import { parseRelations } from './relations.js';
@@ -125,7 +126,7 @@ export type DebPayloadReading = 'list' | 'defer';
 export async function readDebPackage(
   path: string, overrides: Partial<DebLimits> = {}, payload: DebPayloadReading = 'list',
   /** The file's size and first bytes when they are in memory already (see ArFile.open). */
-  known?: { size: number; head: Buffer },
+  known?: KnownBytes,
 ): Promise<DebPackage> {
   const limits: DebLimits = { ...DEFAULT_DEB_LIMITS, ...overrides };
   const file = await ArFile.open(path, undefined, known);

@@ -1,4 +1,5 @@
 import { pipeline } from 'node:stream';
+import { knownPrefix } from '../../domain/known-bytes.js';
 import { createBoundedDecompressor } from '../../domain/compression.js';
 import { descriptionSynopsis } from '../../domain/deb/control.js';
 import { buildPackageIndex, checkDependencies, type PublishedPackage } from '../../domain/deb/dependencies.js';
@@ -28,7 +29,7 @@ export const debHandler: FormatHandler<DebInspected> = {
   async inspect(path, options) {
     // A .dsc (text, often clear-signed) is a source package: see deb-source.ts.
     const known = options?.known;
-    if (looksLikeSourceControl(known && known.head.length >= Math.min(known.size, 64) ? known.head.subarray(0, 64) : await readLocalHead(path, 64))) return inspectDsc(path);
+    if (looksLikeSourceControl(knownPrefix(known, 64) ?? await readLocalHead(path, 64))) return inspectDsc(path);
     const deferred = options?.deferPayload === true;
     const deb = await readDebPackage(path, {}, deferred ? 'defer' : 'list', known);
     const description = deb.control.get('Description') ?? '';

@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import type { KnownBytes } from '../../domain/known-bytes.js';
 import type { Distribution } from '../../domain/distributions.js';
 import type { FileFacts, InspectedPackage } from '../../domain/package.js';
 
@@ -28,7 +29,7 @@ export type ProvidesLookup = (names: readonly string[]) => Promise<Array<Provide
 export interface InspectOptions {
   deferPayload?: boolean;
   /** The file's size and first bytes, when the caller holds them (an upload just received): fewer reads of the file. */
-  known?: { size: number; head: Buffer };
+  known?: KnownBytes;
 }
 
 /**

@@ -1,4 +1,5 @@
 import { acceptedArchitectures } from '../../domain/distributions.js';
+import { knownPrefix } from '../../domain/known-bytes.js';
 import { PackageFormatError } from '../../domain/errors.js';
 import { rejectUpload, type PipelineStep, type StepResult, type UploadState } from '../../domain/pipeline/types.js';
 import { handlerFor, sniffFormat } from '../formats/index.js';
@@ -18,8 +19,8 @@ function reject(state: UploadState, code: string, message: string): StepResult {
 export const formatStep = (deps: Pick<PipelineDeps, 'files' | 'deferDebPayload'>): PipelineStep => ({
   name: 'format',
   async run(state) {
-    const known = state.head && state.head.length >= Math.min(state.file.size, 64) ? { size: state.file.size, head: state.head } : undefined;
-    const head = known ? known.head.subarray(0, 64) : await deps.files.readHead(state.path, 64);
+    const known = state.head ? { size: state.file.size, head: state.head } : undefined;
+    const head = knownPrefix(known, 64) ?? await deps.files.readHead(state.path, 64);
     // A source package: a .dsc (or a .changes naming one) with its files, filed under the deb format.
     const isSource = !sniffFormat(head) && looksLikeSourceControl(head);
     const format = isSource ? 'deb' : sniffFormat(head);
