@@ -3,18 +3,19 @@
  * a .dsc sends the files it names from its folder, a .changes the .dsc and its files.
  */
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { promisify } from 'node:util';
 import { rm } from 'node:fs/promises';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { makeTempDir } from '../helpers/tmp.js';
+import { buildCli } from '../helpers/cli-build.js';
 import { buildSourcePackage } from '../../harness/source-packages.js';
 
-const root = new URL('../..', import.meta.url).pathname;
-const CLI = join(root, 'cli', 'bin', 'tollgate.js');
+/** The built client's entry point (buildCli: this process's own copy). */
+let CLI = '';
+let builtCli: Awaited<ReturnType<typeof buildCli>> | undefined;
 
 function tollgate(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
@@ -35,7 +36,8 @@ describe('tollgate upload of source packages', () => {
   let env: Record<string, string>;
 
   before(async () => {
-    await promisify(execFile)(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'cli', 'tsconfig.json')]);
+    builtCli = await buildCli();
+    CLI = builtCli.main;
     tmp = await makeTempDir('tollgate-cli-source-');
     t = await startTestApp();
     await t.app.listen({ host: '127.0.0.1', port: 0 });
@@ -44,6 +46,7 @@ describe('tollgate upload of source packages', () => {
   after(async () => {
     await t?.close();
     await tmp?.cleanup();
+    await builtCli?.remove();
   });
 
   it('sends the files a .dsc names (exit 0, published), or a .changes with its .dsc; a missing file is the service\'s 422 (exit 4)', async () => {

@@ -5,10 +5,9 @@
  * output parsed, a clear 401, a token stored 0600 by `login`, and a service that dies mid-upload.
  */
 import assert from 'node:assert/strict';
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { buildDeb } from '../../harness/debs.js';
 import { freePort } from '../../harness/net.js';
@@ -16,10 +15,12 @@ import { loginAsInitialAdmin, spawnService, waitUntilReady } from '../../harness
 import { buildAptRepo, makeGpgKey, serveDir, type StaticServer } from '../../harness/upstream.js';
 import { EICAR, startClamd, type RunningClamd } from '../helpers/clamd.js';
 import { makeTempDir } from '../helpers/tmp.js';
+import { buildCli } from '../helpers/cli-build.js';
 import { startFeedServer, writeOsvFeed, type FeedServer } from '../security/support.js';
 
-const root = new URL('../..', import.meta.url).pathname;
-const CLI = join(root, 'cli', 'bin', 'tollgate.js');
+/** The built client's entry point (buildCli: this process's own copy). */
+let CLI = '';
+let builtCli: Awaited<ReturnType<typeof buildCli>> | undefined;
 
 interface Run {
   code: number;
@@ -61,7 +62,8 @@ describe('tollgate CLI (built executable against the real service)', () => {
   const debs: Record<string, string> = {};
 
   before(async () => {
-    await promisify(execFile)(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'cli', 'tsconfig.json')]);
+    builtCli = await buildCli();
+    CLI = builtCli.main;
     tmp = await makeTempDir('tollgate-cli-');
     clamd = await startClamd();
     // cli-held: a critical CVE (policy `review`); cli-doomed: the same; cli-clean: a medium CVE with no fix (policy `warn`).
@@ -112,6 +114,7 @@ describe('tollgate CLI (built executable against the real service)', () => {
     await feeds?.close();
     await clamd?.stop();
     await tmp?.cleanup();
+    await builtCli?.remove();
   });
 
   it('upload exits 0 for a published package, with the pipeline steps on stderr and JSON on stdout', async () => {

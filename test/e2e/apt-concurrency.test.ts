@@ -175,6 +175,7 @@ for (const backend of backends()) {
         buildDeb(work.dir, { name, version, fileName: `${name}-${variant}.deb`, files: { [`usr/share/${name}/${variant}`]: `${variant}\n` } })));
       assert.equal((await upload(heldDeb!)).statusCode, 201);
       // As if it had been held for review: out of the index, its file in the store only.
+      await t.ctx.repo.fileLists.idle(); // its file list is stored under the distribution's lock, taken before the package row's
       await t.ctx.db.updateTable('packages').set({ status: 'pending_review' }).where('name', '=', name).execute();
       const held = (await findPackage(t.ctx.db, 'bookworm', name, version, 'amd64'))!;
       await t.ctx.repo.files.unpublish(held.pool_path);

@@ -56,6 +56,9 @@ for (const backend of backends()) {
       });
       assert.equal(promoted.statusCode, 200, promoted.body);
       // dash-b and dash-c held for review (as a review policy would), dash-c with findings.
+      // The service locks a distribution's row before its packages' (file lists read after admission
+      // too); this raw update locks them the other way, so it waits for those first (a deadlock on PostgreSQL).
+      await t.ctx.repo.fileLists.idle();
       await t.ctx.db.updateTable('packages').set({ status: 'pending_review', cve_status: 'pending_review' }).where('name', 'in', ['dash-b', 'dash-c']).execute();
       const c = await t.ctx.db.selectFrom('packages').select('id').where('name', '=', 'dash-c').executeTakeFirstOrThrow();
       await t.ctx.db.insertInto('package_findings').values([
