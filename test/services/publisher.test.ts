@@ -166,6 +166,24 @@ for (const backend of backends()) {
       assert.equal(writer.entries.length, rows.length);
     });
 
+    it('leaves a package committed after a run read its generation to the next run, which appends it rather than rewriting', async () => {
+      publisher.forget(codename);
+      writer.duringNextFullWrite = async () => {
+        await add('pub-late');
+      };
+      await publisher.request(codename);
+      assert.ok(!writer.entries.includes('Package: pub-late'), 'listed by a run that started before its generation');
+      const runs = writer.runs.length;
+      // Nothing added since: this run finds the generation ahead of the one published, and the
+      // late package is all that is new. (Once, the first run listed it while recording the older
+      // generation, and this run, finding nothing new, rewrote the whole index.)
+      await publisher.request(codename);
+      assert.deepEqual(writer.runs.slice(runs), ['append']);
+      assert.equal(writer.entries.filter((e) => e === 'Package: pub-late').length, 1);
+      const rows = await t.ctx.db.selectFrom('packages').select('name').where('distribution', '=', codename).execute();
+      assert.equal(writer.entries.length, rows.length);
+    });
+
     it('fingerprints exactly the indexed rows, whatever the other rows of the distribution', async () => {
       const quarantined = { ...row('fp-q'), status: 'quarantined' as const };
       await t.ctx.db.transaction().execute((trx) => insertPackage(trx, quarantined, []));

@@ -46,9 +46,24 @@ export async function insertDistributionIfMissing(db: Db, row: Insertable<Distri
     .execute();
 }
 
-/** The generation the distribution's content has reached and the one its published index shows. */
-export async function distributionGenerations(db: Db, codename: string): Promise<Pick<DistributionRow, 'generation' | 'published_generation'>> {
-  return db.selectFrom('distributions').select(['generation', 'published_generation']).where('codename', '=', codename).executeTakeFirstOrThrow();
+/**
+ * What a publish starts from, read in one statement so the parts agree: the generation reached,
+ * the one published, and the totals of the indexed rows (see {@link indexFingerprint}) as of that
+ * generation. Every change to the totals bumps the generation in the same transaction, and
+ * generations are handed out in commit order, so the rows with `seq` up to this generation are
+ * exactly the ones these totals count: a publish that reads no further is consistent even while
+ * uploads commit around it.
+ */
+export async function distributionPublishState(db: Db, codename: string): Promise<{ generation: number; published: number; count: number; sum: number; mod: number }> {
+  const row = await db
+    .selectFrom('distributions')
+    .select(['generation', 'published_generation', 'indexed_count', 'indexed_sum', 'indexed_mod'])
+    .where('codename', '=', codename)
+    .executeTakeFirstOrThrow();
+  return {
+    generation: Number(row.generation), published: Number(row.published_generation),
+    count: Number(row.indexed_count ?? 0), sum: Number(row.indexed_sum ?? 0), mod: Number(row.indexed_mod ?? 0),
+  };
 }
 
 export async function markDistributionPublished(db: Db, codename: string, generation: number, publishedAt: string): Promise<void> {
@@ -84,12 +99,14 @@ export interface IndexEntryRow {
 const ENTRY_COLUMNS = ['seq', 'id', 'index_entry', 'component', 'arch', 'name'] as const;
 const WITH_FILES = [...ENTRY_COLUMNS, 'files', 'listed_generation'] as const;
 
-export async function indexEntriesPage(db: Db, codename: string, after: { seq: number; id: string } | null, limit: number, withFiles = false): Promise<IndexEntryRow[]> {
+/** `upTo`: only rows listed by that generation (a publish reads no further than the generation it starts from). */
+export async function indexEntriesPage(db: Db, codename: string, after: { seq: number; id: string } | null, limit: number, withFiles = false, upTo?: number): Promise<IndexEntryRow[]> {
   let q = db
     .selectFrom('packages')
     .select(withFiles ? WITH_FILES : ENTRY_COLUMNS)
     .where('distribution', '=', codename)
     .where('status', 'in', INDEXED_STATUSES);
+  if (upTo !== undefined) q = q.where('seq', '<=', upTo);
   if (after) {
     const { seq, id } = after;
     // `seq >= ?` on its own lets both databases start the page as a range of packages_dist_seq.
@@ -98,14 +115,15 @@ export async function indexEntriesPage(db: Db, codename: string, after: { seq: n
   return q.orderBy('seq').orderBy('id').limit(limit).execute();
 }
 
-/** The index entries of a distribution listed after `seq`, in index order. */
-export async function indexEntriesAfter(db: Db, codename: string, seq: number, withFiles = false): Promise<IndexEntryRow[]> {
+/** The index entries of a distribution listed after `seq` and by generation `upTo`, in index order. */
+export async function indexEntriesAfter(db: Db, codename: string, seq: number, upTo: number, withFiles = false): Promise<IndexEntryRow[]> {
   return db
     .selectFrom('packages')
     .select(withFiles ? WITH_FILES : ENTRY_COLUMNS)
     .where('distribution', '=', codename)
     .where('status', 'in', INDEXED_STATUSES)
     .where('seq', '>', seq)
+    .where('seq', '<=', upTo)
     .orderBy('seq')
     .execute();
 }
@@ -148,16 +166,20 @@ export async function indexFingerprint(db: Db, codename: string): Promise<{ coun
     .select(['indexed_count', 'indexed_sum', 'indexed_mod'])
     .where('codename', '=', codename)
     .executeTakeFirst();
-  const top = await db
+  const n = (v: unknown) => Number(v ?? 0);
+  return { count: n(totals?.indexed_count), sum: n(totals?.indexed_sum), max: await highestIndexedSeq(db, codename), mod: n(totals?.indexed_mod) };
+}
+
+/** The highest `seq` among a distribution's indexed packages (by generation `upTo` when given); 0 when none. */
+export async function highestIndexedSeq(db: Db, codename: string, upTo?: number): Promise<number> {
+  let q = db
     .selectFrom('packages')
     .select('seq')
     .where('distribution', '=', codename)
-    .where('status', 'in', INDEXED_STATUSES)
-    .orderBy('seq', 'desc')
-    .limit(1)
-    .executeTakeFirst();
-  const n = (v: unknown) => Number(v ?? 0);
-  return { count: n(totals?.indexed_count), sum: n(totals?.indexed_sum), max: n(top?.seq), mod: n(totals?.indexed_mod) };
+    .where('status', 'in', INDEXED_STATUSES);
+  if (upTo !== undefined) q = q.where('seq', '<=', upTo);
+  const top = await q.orderBy('seq', 'desc').limit(1).executeTakeFirst();
+  return Number(top?.seq ?? 0);
 }
 
 /** Stores an operator's definition (and description); revives a retired distribution. */
