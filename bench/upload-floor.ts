@@ -1,0 +1,82 @@
+/**
+ * bench/upload-floor: how many tiny uploads this machine takes at all, whatever the service.
+ *
+ *   npx tsx bench/upload-floor.ts [--packages 2000] [--clients 8]
+ *
+ * The same corpus and clients as bench/apt-upload (tiny .deb files, N concurrent fetch clients
+ * in this process, each waiting for its answer before the next upload), against a bare server in
+ * the framework Tollgate uses (bench/lib/floor-server.mjs), at three tiers: `receive` (the body
+ * parsed, the file dropped), `durable` (the four digests, the file written and fsynced, renamed
+ * into a pool folder that is fsynced), `row` (and one SQLite row). Prints uploads per second, the
+ * server's CPU time per upload and this process's (the clients'): what Tollgate's figures in
+ * bench/apt-upload are to be read against. No validation, index, signature or audit trail here.
+ */
+import { spawn } from 'node:child_process';
+import { readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { multipartBody } from '../harness/multipart.js';
+import { freePort } from '../harness/net.js';
+import { debCorpus } from './lib/deb-corpus.js';
+import { numberArg as arg } from './lib/args.js';
+import { textTable } from './lib/table.js';
+
+const root = new URL('..', import.meta.url).pathname;
+const work = join(root, 'bench', '.work');
+const COUNT = arg('packages', 2000);
+const CLIENTS = arg('clients', 8);
+const TIERS = ['receive', 'durable', 'row'] as const;
+
+/** CPU time (all threads, user and kernel) a process has used so far, from /proc (ticks of 10 ms). */
+async function processCpuMs(pid: number): Promise<number> {
+  const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).replace(/^.*\) /s, '').split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+async function measure(tier: (typeof TIERS)[number], files: readonly string[]): Promise<string[]> {
+  const dir = join(work, `floor-${tier}`);
+  await rm(dir, { recursive: true, force: true });
+  const port = await freePort();
+  const server = spawn(process.execPath, [join(root, 'bench', 'lib', 'floor-server.mjs')], {
+    env: { ...process.env, TIER: tier, DIR: dir, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  try {
+    await new Promise((resolve, reject) => {
+      server.stdout!.once('data', resolve);
+      server.once('exit', (code) => reject(new Error(`the floor server exited (${code})`)));
+    });
+    const base = `http://127.0.0.1:${port}`;
+    let next = 0;
+    let failed = 0;
+    const serverBefore = await processCpuMs(server.pid!);
+    const clientsBefore = process.cpuUsage();
+    const started = performance.now();
+    await Promise.all(Array.from({ length: CLIENTS }, async () => {
+      while (next < files.length) {
+        const form = await multipartBody({ distribution: 'jammy' }, { path: files[next++]! });
+        const res = await fetch(`${base}/upload`, { method: 'POST', headers: form.headers, body: form.payload });
+        const body = (await res.json()) as { status?: string };
+        if (res.status !== 201 || body.status !== 'published') failed++;
+      }
+    }));
+    const seconds = (performance.now() - started) / 1000;
+    const serverMs = (await processCpuMs(server.pid!)) - serverBefore;
+    const clients = process.cpuUsage(clientsBefore);
+    if (failed > 0) throw new Error(`${failed} uploads not answered 201`);
+    return [tier, (files.length / seconds).toFixed(1), (serverMs / files.length).toFixed(2), ((clients.user + clients.system) / 1000 / files.length).toFixed(2)];
+  } finally {
+    server.kill();
+  }
+}
+
+async function main(): Promise<void> {
+  // The corpus bench/apt-upload makes (with its 5 extra packages), shared when it is there.
+  const corpus = await debCorpus(join(work, `upload-corpus-${COUNT}`), COUNT, 5);
+  const files = corpus.entries.slice(0, COUNT).map((e) => join(corpus.repoRoot, e.poolPath));
+  const rows = [['tier', 'uploads/s', 'server CPU ms/upload', 'clients CPU ms/upload']];
+  for (const tier of TIERS) rows.push(await measure(tier, files));
+  console.log(`${COUNT} tiny .deb uploads by ${CLIENTS} concurrent clients to a bare Fastify + @fastify/multipart server`);
+  console.log(textTable(rows));
+}
+
+await main();
