@@ -23,6 +23,14 @@ describe('temp file names', () => {
   });
 });
 
+describe('temp file names, many', () => {
+  it('never repeat within the process (a counter from a random start) and keep the pattern', () => {
+    const names = Array.from({ length: 10_000 }, () => basename(tempPathFor('/data/repo/Packages')));
+    assert.equal(new Set(names).size, names.length);
+    for (const name of names.slice(0, 50)) assert.deepEqual(tempWriterOf(name), { run: RUN_TAG, pid: process.pid }, name);
+  });
+});
+
 describe('isAbandonedTemp', () => {
   it('judges a writer of this run by its pid', async (t) => {
     const { dir, cleanup } = await makeTempDir();
