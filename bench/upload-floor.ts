@@ -2,6 +2,7 @@
  * bench/upload-floor: how many tiny uploads this machine takes at all, whatever the service.
  *
  *   npx tsx bench/upload-floor.ts [--packages 2000] [--clients 8]
+ *   npx tsx bench/upload-floor.ts --real [--limit 400] [--clients 4]
  *
  * The same corpus and clients as bench/apt-upload (tiny .deb files, N concurrent fetch clients
  * in this process, each waiting for its answer before the next upload), against a bare server in
@@ -10,10 +11,13 @@
  * into a pool folder that is fsynced), `row` (and one SQLite row). Prints uploads per second, the
  * server's CPU time per upload and this process's (the clients'): what Tollgate's figures in
  * bench/apt-upload are to be read against. No validation, index, signature or audit trail here.
+ * `--real`: bench/real-packages's files and clients instead (the machine's APT cache, amd64 and
+ * all, sorted by name, the first `--limit`; streamed with fetch and FormData), in MB/s.
  */
 import { spawn } from 'node:child_process';
+import { openAsBlob, readdirSync, statSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { multipartBody } from '../harness/multipart.js';
 import { freePort } from '../harness/net.js';
 import { debCorpus } from './lib/deb-corpus.js';
@@ -22,9 +26,28 @@ import { textTable } from './lib/table.js';
 
 const root = new URL('..', import.meta.url).pathname;
 const work = join(root, 'bench', '.work');
+const REAL = process.argv.includes('--real');
 const COUNT = arg('packages', 2000);
-const CLIENTS = arg('clients', 8);
+const LIMIT = arg('limit', 400);
+const CLIENTS = arg('clients', REAL ? 4 : 8);
 const TIERS = ['receive', 'durable', 'row'] as const;
+const CACHE = '/var/cache/apt/archives';
+
+/** One upload: the tiny corpus as apt-upload sends it, a real package as real-packages does (streamed). */
+async function upload(base: string, path: string): Promise<boolean> {
+  let res: Response;
+  if (REAL) {
+    const form = new FormData();
+    form.set('distribution', 'bookworm');
+    form.set('file', await openAsBlob(path), basename(path));
+    res = await fetch(`${base}/upload`, { method: 'POST', body: form });
+  } else {
+    const form = await multipartBody({ distribution: 'jammy' }, { path });
+    res = await fetch(`${base}/upload`, { method: 'POST', headers: form.headers, body: form.payload });
+  }
+  const body = (await res.json()) as { status?: string };
+  return res.status === 201 && body.status === 'published';
+}
 
 /** CPU time (all threads, user and kernel) a process has used so far, from /proc (ticks of 10 ms). */
 async function processCpuMs(pid: number): Promise<number> {
@@ -52,24 +75,40 @@ async function measure(tier: (typeof TIERS)[number], files: readonly string[]): 
     const clientsBefore = process.cpuUsage();
     const started = performance.now();
     await Promise.all(Array.from({ length: CLIENTS }, async () => {
-      while (next < files.length) {
-        const form = await multipartBody({ distribution: 'jammy' }, { path: files[next++]! });
-        const res = await fetch(`${base}/upload`, { method: 'POST', headers: form.headers, body: form.payload });
-        const body = (await res.json()) as { status?: string };
-        if (res.status !== 201 || body.status !== 'published') failed++;
-      }
+      while (next < files.length) if (!(await upload(base, files[next++]!))) failed++;
     }));
     const seconds = (performance.now() - started) / 1000;
     const serverMs = (await processCpuMs(server.pid!)) - serverBefore;
     const clients = process.cpuUsage(clientsBefore);
     if (failed > 0) throw new Error(`${failed} uploads not answered 201`);
-    return [tier, (files.length / seconds).toFixed(1), (serverMs / files.length).toFixed(2), ((clients.user + clients.system) / 1000 / files.length).toFixed(2)];
+    const clientsMs = (clients.user + clients.system) / 1000;
+    if (REAL) {
+      const gb = files.reduce((sum, f) => sum + statSync(f).size, 0) / 1e9;
+      return [tier, (gb * 1000 / seconds).toFixed(1), (serverMs / 1000 / gb).toFixed(1), (clientsMs / 1000 / gb).toFixed(1)];
+    }
+    return [tier, (files.length / seconds).toFixed(1), (serverMs / files.length).toFixed(2), (clientsMs / files.length).toFixed(2)];
   } finally {
     server.kill();
   }
 }
 
+async function realFiles(): Promise<string[]> {
+  try {
+    return readdirSync(CACHE).filter((f) => /_(amd64|all)\.deb$/.test(f)).sort().slice(0, LIMIT).map((f) => join(CACHE, f));
+  } catch {
+    return [];
+  }
+}
+
 async function main(): Promise<void> {
+  if (REAL) {
+    const files = await realFiles();
+    if (files.length === 0) return console.log(`skipped: no .deb in ${CACHE} (any apt-get install fills it)`);
+    const rows = [['tier', 'MB/s', 'server CPU s/GB', 'clients CPU s/GB']];
+    for (const tier of TIERS) rows.push(await measure(tier, files));
+    console.log(`${files.length} packages of ${CACHE} by ${CLIENTS} concurrent clients to a bare Fastify + @fastify/multipart server`);
+    return console.log(textTable(rows));
+  }
   // The corpus bench/apt-upload makes (with its 5 extra packages), shared when it is there.
   const corpus = await debCorpus(join(work, `upload-corpus-${COUNT}`), COUNT, 5);
   const files = corpus.entries.slice(0, COUNT).map((e) => join(corpus.repoRoot, e.poolPath));

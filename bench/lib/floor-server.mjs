@@ -22,7 +22,8 @@ const insert = db.prepare('insert into packages (sha256, size) values (?, ?)');
 const poolDir = open(join(dir, 'pool'), 'r');
 
 const app = Fastify({ logger: false });
-await app.register(multipart);
+// Large packages: no file size limit (the plugin's default is 1 MiB).
+await app.register(multipart, { limits: { fileSize: 4 * 2 ** 30 } });
 app.post('/upload', async (request, reply) => {
   let sha256 = '';
   let size = 0;
@@ -33,15 +34,23 @@ app.post('/upload', async (request, reply) => {
       continue;
     }
     const hashes = ['md5', 'sha1', 'sha256', 'sha512'].map((algorithm) => createHash(algorithm));
-    const chunks = [];
-    for await (const chunk of part.file) {
-      size += chunk.length;
-      chunks.push(chunk);
-      for (const hash of hashes) hash.update(chunk);
-    }
     const temp = join(dir, 'tmp', randomBytes(8).toString('hex'));
     const handle = await open(temp, 'w');
-    await handle.writev(chunks);
+    // Written 1 MiB at a time, as Tollgate gathers its writes.
+    let gathered = [];
+    let gatheredBytes = 0;
+    for await (const chunk of part.file) {
+      size += chunk.length;
+      for (const hash of hashes) hash.update(chunk);
+      gathered.push(chunk);
+      gatheredBytes += chunk.length;
+      if (gatheredBytes >= 1 << 20) {
+        await handle.writev(gathered);
+        gathered = [];
+        gatheredBytes = 0;
+      }
+    }
+    if (gathered.length > 0) await handle.writev(gathered);
     await handle.datasync();
     await handle.close();
     sha256 = hashes.map((hash) => hash.digest('hex'))[2];
