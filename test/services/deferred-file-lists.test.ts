@@ -185,8 +185,9 @@ for (const backend of backends()) {
       let release = () => {};
       const held = new Promise<void>((resolve) => (release = resolve));
       const asked: string[] = [];
+      // Each list stored as soon as read (gatherMs 0), each asking for a publish.
       const reader = new DeferredFileLists({
-        db: t.ctx.db, files: t.ctx.repo.files, busy: () => false, log: pino({ level: 'silent' }),
+        db: t.ctx.db, files: t.ctx.repo.files, busy: () => false, log: pino({ level: 'silent' }), gatherMs: 0,
         publish: async (codename) => {
           asked.push(codename);
           await held;
@@ -201,6 +202,35 @@ for (const backend of backends()) {
       t.ctx.repo.publisher.forget('noble');
       await t.ctx.repo.publisher.request('noble');
       for (const name of names) assert.ok((await contents()).includes(`${name}\tusr/share/${name}/f`), name);
+    });
+
+    it('stores the lists read close together in one transaction: one generation, one publish', async () => {
+      const names = ['gathered-a', 'gathered-b', 'gathered-c', 'gathered-d'];
+      for (const name of names) {
+        const path = await buildDeb(work.dir, { name, version: '2.0~rc1-1', files: { [`usr/share/${name}/g`]: 'g\n' } });
+        assert.equal((await upload(path)).statusCode, 201);
+      }
+      await t.ctx.repo.fileLists.idle();
+      await t.ctx.repo.publisher.idle();
+      await t.ctx.db.updateTable('packages').set({ listed_generation: null, files: '[]' }).where('name', 'in', names).execute();
+      // Rewritten in full by the publish the reader asks for: the lines were listed before the reset.
+      t.ctx.repo.publisher.forget('noble');
+      const asked: string[] = [];
+      const reader = new DeferredFileLists({
+        db: t.ctx.db, files: t.ctx.repo.files, busy: () => false, log: pino({ level: 'silent' }), gatherMs: 60_000,
+        publish: async (codename) => {
+          asked.push(codename);
+          await t.ctx.repo.publisher.request(codename);
+        },
+      });
+      reader.kick();
+      await reader.idle();
+      assert.deepEqual(asked, ['noble'], 'one publish for the four');
+      const generations = new Set(await Promise.all(names.map(listedGeneration)));
+      assert.equal(generations.size, 1, `one generation for the four: ${[...generations].join(', ')}`);
+      assert.notEqual([...generations][0], null, 'stored');
+      const lines = await contents();
+      for (const name of names) assert.equal(lines.filter((l) => l === `${name}\tusr/share/${name}/g`).length, 1, name);
     });
   });
 }

@@ -160,7 +160,7 @@ export function isPostgres(db: Db): boolean {
 /**
  * Removes the row and what it provides; an indexed one leaves its distribution's index out of date.
  * The distribution row is locked first, as every other writer of a package row does (an insert,
- * `recordFileList`): the other order deadlocked on PostgreSQL against a payload's file list being
+ * `recordFileLists`): the other order deadlocked on PostgreSQL against a payload's file list being
  * recorded for the package being deleted.
  */
 export async function deletePackageRow(db: Db, row: PackageRow): Promise<void> {
@@ -359,23 +359,31 @@ export async function unlistedPackages(db: Db, limit: number): Promise<UnlistedP
 }
 
 /**
- * Stores a package's file list read after admission, under a new generation of its distribution
- * (so its index is out of date until published again, and the publisher knows which Contents
- * lines arrived since it last published). False when the list was stored already (another replica).
+ * Stores file lists read after admission, of packages of one distribution, under one new
+ * generation of it (so its index is out of date until published again, and the publisher knows
+ * which Contents lines arrived since it last published): one transaction for a batch. Returns how
+ * many were stored; a list stored already (another replica) is left, and when all were, nothing
+ * changes (0).
  */
-export async function recordFileList(db: Db, id: string, distribution: string, files: string): Promise<boolean> {
+export async function recordFileLists(db: Db, distribution: string, lists: ReadonlyArray<{ id: string; files: string }>): Promise<number> {
+  if (lists.length === 0) return 0;
   return db.transaction().execute(async (trx) => {
     const generation = await bumpGeneration(trx, distribution);
-    const result = await trx
-      .updateTable('packages')
-      .set({ files, listed_generation: generation })
-      .where('id', '=', id)
-      .where('listed_generation', 'is', null)
-      .executeTakeFirst();
-    if (Number(result.numUpdatedRows) === 0) throw new ListedAlready();
-    return true;
+    let stored = 0;
+    for (const { id, files } of lists) {
+      const result = await trx
+        .updateTable('packages')
+        .set({ files, listed_generation: generation })
+        .where('id', '=', id)
+        .where('listed_generation', 'is', null)
+        .executeTakeFirst();
+      stored += Number(result.numUpdatedRows);
+    }
+    // Rolled back: the generation is not bumped for nothing.
+    if (stored === 0) throw new ListedAlready();
+    return stored;
   }).catch((error: unknown) => {
-    if (error instanceof ListedAlready) return false;
+    if (error instanceof ListedAlready) return 0;
     throw error;
   });
 }

@@ -11,7 +11,7 @@
  * a decompression bomb) is quarantined, taking it out of the index, with the reason.
  */
 import type { Logger } from 'pino';
-import { recordFileList, unlistedPackages, type UnlistedPackage } from '../../adapters/db/packages.table.js';
+import { recordFileLists, unlistedPackages, type UnlistedPackage } from '../../adapters/db/packages.table.js';
 import type { Db } from '../../adapters/db/index.js';
 import type { PackageFiles } from '../../adapters/storage/interfaces.js';
 import { listDebPayload } from '../../domain/deb/reader.js';
@@ -28,6 +28,12 @@ const BATCH = 16;
 const YIELD_MS = 2000;
 const POLL_MS = 50;
 /**
+ * With no uploads under way, the lists read within this long of each other are stored together:
+ * one transaction and one generation for them, and so one publish (after a burst of 2,000 tiny
+ * packages, one each made 2,000 commits and ~600 appends of Contents lines).
+ */
+const GATHER_MS = 250;
+/**
  * After a failed pass (the disk full, the database gone for a moment) it looks again after a
  * pause that doubles while passes keep failing: nothing else would, until the next upload.
  */
@@ -42,6 +48,8 @@ export interface DeferredFileListsDeps {
   /** True while uploads are being processed: reading waits (up to YIELD_MS) for them. */
   busy: () => boolean;
   log: Logger;
+  /** How long read lists may wait to be stored together (default GATHER_MS; tests). */
+  gatherMs?: number;
 }
 
 /** Takes a package whose payload is malformed out of its distribution (the security service's quarantine). */
@@ -110,26 +118,53 @@ export class DeferredFileLists {
   }
 
   /**
-   * Reads what is pending, asking for a publish after each package without waiting for it: the
-   * publishes coalesce, so the packages read while one runs go out together in the next (one
-   * publish per package held Contents to the publisher's pace, ~40–65 packages/s after a burst).
-   * A batch's publishes are awaited before the next batch is looked up.
+   * Reads what is pending and stores the lists (together when read close together, GATHER_MS),
+   * asking for a publish after each store without waiting for it: the publishes coalesce, so the
+   * packages read while one runs go out together in the next (one publish per package held
+   * Contents to the publisher's pace, ~40–65 packages/s after a burst). A batch's publishes are
+   * awaited before the next batch is looked up. Lists read but not stored when a stop comes are
+   * read again at the next start.
    */
   private async drain(): Promise<void> {
+    const gatherMs = this.deps.gatherMs ?? GATHER_MS;
     while (!this.stopped) {
       const pending = await unlistedPackages(this.deps.db, BATCH);
       if (pending.length === 0) return;
       const publishes: Array<Promise<void>> = [];
+      let read: Array<{ pkg: UnlistedPackage; files: string }> = [];
+      let firstReadAt = 0;
+      const store = async () => {
+        const lists = read;
+        read = [];
+        for (const codename of await this.store(lists)) publishes.push(this.publish(codename));
+      };
       try {
         for (const pkg of pending) {
           await this.yieldToUploads();
           if (this.stopped) return;
-          if (await this.read(pkg)) publishes.push(this.publish(pkg.distribution));
+          if (read.length === 0) firstReadAt = Date.now();
+          read.push({ pkg, files: await this.read(pkg) });
+          // While uploads are under way reads are seconds apart: nothing to gather.
+          if (this.deps.busy() || Date.now() - firstReadAt >= gatherMs) await store();
         }
+        await store();
       } finally {
         await Promise.all(publishes);
       }
     }
+  }
+
+  /** Stores read lists, a transaction per distribution; the distributions where any was stored (not by another replica first). */
+  private async store(lists: ReadonlyArray<{ pkg: UnlistedPackage; files: string }>): Promise<string[]> {
+    const byDistribution = new Map<string, Array<{ id: string; files: string }>>();
+    for (const { pkg, files } of lists) {
+      const group = byDistribution.get(pkg.distribution) ?? [];
+      group.push({ id: pkg.id, files });
+      byDistribution.set(pkg.distribution, group);
+    }
+    const changed: string[] = [];
+    for (const [codename, group] of byDistribution) if ((await recordFileLists(this.deps.db, codename, group)) > 0) changed.push(codename);
+    return changed;
   }
 
   private publish(codename: string): Promise<void> {
@@ -146,15 +181,15 @@ export class DeferredFileLists {
   }
 
   /**
-   * Reads one package's payload and records its file list; false when another reader recorded it
-   * first. A malformed payload is quarantined *before* its (empty) list is recorded: recorded
-   * first, a quarantine that failed (the database gone for a moment) would leave the package in
-   * the index and never read again, a hole in the gate. Quarantined first, a failure leaves it
-   * unlisted for the retry; a quarantined package is no longer looked up, and quarantining one
-   * twice (two replicas racing) changes nothing.
+   * Reads one package's payload: its file list (JSON) to store. A malformed payload is
+   * quarantined *before* its (empty) list is stored: stored first, a quarantine that failed (the
+   * database gone for a moment) would leave the package in the index and never read again, a
+   * hole in the gate. Quarantined first, a failure leaves it unlisted for the retry; a
+   * quarantined package is no longer looked up, and quarantining one twice (two replicas racing)
+   * changes nothing.
    */
-  private async read(pkg: UnlistedPackage): Promise<boolean> {
-    const { db, files, log } = this.deps;
+  private async read(pkg: UnlistedPackage): Promise<string> {
+    const { files, log } = this.deps;
     let list = '[]';
     try {
       list = JSON.stringify((await listDebPayload(files.storedPath(pkg.sha256))).map(fileEntry));
@@ -167,7 +202,7 @@ export class DeferredFileLists {
         log.error({ err: error, package: pkg.name, version: pkg.version }, 'payload unreadable: no Contents lines for this package');
       }
     }
-    return recordFileList(db, pkg.id, pkg.distribution, list);
+    return list;
   }
 
   private async quarantine(pkg: UnlistedPackage, malformed: PackageFormatError): Promise<void> {
