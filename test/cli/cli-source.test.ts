@@ -13,14 +13,13 @@ import { makeTempDir } from '../helpers/tmp.js';
 import { buildCli } from '../helpers/cli-build.js';
 import { buildSourcePackage } from '../../harness/source-packages.js';
 
-/** The built client's entry point (buildCli: this process's own copy). */
-let CLI = '';
+/** The built client (buildCli: this process's own copy), built in `before`. */
 let builtCli: Awaited<ReturnType<typeof buildCli>> | undefined;
 
 function tollgate(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('TOLLGATE_')));
-    const child = spawn(process.execPath, [CLI, ...args], { env: { ...base, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [builtCli!.main, ...args], { env: { ...base, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
@@ -37,7 +36,6 @@ describe('tollgate upload of source packages', () => {
 
   before(async () => {
     builtCli = await buildCli();
-    CLI = builtCli.main;
     tmp = await makeTempDir('tollgate-cli-source-');
     t = await startTestApp();
     await t.app.listen({ host: '127.0.0.1', port: 0 });

@@ -18,8 +18,7 @@ import { makeTempDir } from '../helpers/tmp.js';
 import { buildCli } from '../helpers/cli-build.js';
 import { startFeedServer, writeOsvFeed, type FeedServer } from '../security/support.js';
 
-/** The built client's entry point (buildCli: this process's own copy). */
-let CLI = '';
+/** The built client (buildCli: this process's own copy), built in `before`. */
 let builtCli: Awaited<ReturnType<typeof buildCli>> | undefined;
 
 interface Run {
@@ -32,7 +31,7 @@ interface Run {
 function tollgate(args: string[], env: Record<string, string>, input?: string): Promise<Run> {
   return new Promise((resolve, reject) => {
     const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('TOLLGATE_')));
-    const child = spawn(process.execPath, [CLI, ...args], { env: { ...base, NO_COLOR: '1', ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [builtCli!.main, ...args], { env: { ...base, NO_COLOR: '1', ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
@@ -63,7 +62,6 @@ describe('tollgate CLI (built executable against the real service)', () => {
 
   before(async () => {
     builtCli = await buildCli();
-    CLI = builtCli.main;
     tmp = await makeTempDir('tollgate-cli-');
     clamd = await startClamd();
     // cli-held: a critical CVE (policy `review`); cli-doomed: the same; cli-clean: a medium CVE with no fix (policy `warn`).
@@ -325,7 +323,7 @@ describe('tollgate CLI (built executable against the real service)', () => {
     const doomed = spawnService(dataDir, port, { CLAMAV_SOCKET: clamd.socket, SIGNING_KEY_ALGORITHM: 'ed25519' });
     await waitUntilReady(url, 'the second service', 120_000);
     const token = await loginAsInitialAdmin(url, dataDir);
-    const child = spawn(process.execPath, [CLI, 'upload', debs.evil!, '--dist', 'noble'], { env: { ...process.env, NO_COLOR: '1', TOLLGATE_URL: url, TOLLGATE_TOKEN: token } });
+    const child = spawn(process.execPath, [builtCli!.main, 'upload', debs.evil!, '--dist', 'noble'], { env: { ...process.env, NO_COLOR: '1', TOLLGATE_URL: url, TOLLGATE_TOKEN: token } });
     let stderr = '';
     // Killed as soon as the pipeline reports its first step: the stream is open, no verdict yet.
     child.stderr.on('data', (d: Buffer) => {

@@ -133,23 +133,23 @@ export class DeferredFileLists {
       const pending = await unlistedPackages(this.deps.db, BATCH);
       if (pending.length === 0) return;
       const publishes: Array<Promise<void>> = [];
-      let read: Array<{ pkg: UnlistedPackage; files: string }> = [];
+      let unstored: Array<{ pkg: UnlistedPackage; files: string }> = [];
       let firstReadAt = 0;
-      const store = async () => {
-        const lists = read;
-        read = [];
+      const storeUnstored = async () => {
+        const lists = unstored;
+        unstored = [];
         for (const codename of await this.store(lists)) publishes.push(this.publish(codename));
       };
       try {
         for (const pkg of pending) {
           await this.yieldToUploads();
           if (this.stopped) return;
-          if (read.length === 0) firstReadAt = Date.now();
-          read.push({ pkg, files: await this.read(pkg) });
+          if (unstored.length === 0) firstReadAt = Date.now();
+          unstored.push({ pkg, files: await this.read(pkg) });
           // While uploads are under way reads are seconds apart: nothing to gather.
-          if (this.deps.busy() || Date.now() - firstReadAt >= gatherMs) await store();
+          if (this.deps.busy() || Date.now() - firstReadAt >= gatherMs) await storeUnstored();
         }
-        await store();
+        await storeUnstored();
       } finally {
         await Promise.all(publishes);
       }
