@@ -13,6 +13,7 @@ import { sql } from 'kysely';
 import { pino } from 'pino';
 import { buildDeb, makeTar, writeArArchive } from '../../harness/debs.js';
 import { waitFor } from '../../harness/service.js';
+import { listDebPayload } from '../../src/domain/deb/reader.js';
 import { DeferredFileLists } from '../../src/services/packages/deferred-file-lists.js';
 import { multipartBody } from '../../harness/multipart.js';
 import { exec } from '../helpers/apt.js';
@@ -231,6 +232,48 @@ for (const backend of backends()) {
       assert.notEqual([...generations][0], null, 'stored');
       const lines = await contents();
       for (const name of names) assert.equal(lines.filter((l) => l === `${name}\tusr/share/${name}/g`).length, 1, name);
+    });
+
+    it('reads payloads side by side once no upload is under way, one at a time while uploads run', async () => {
+      const names = ['side-a', 'side-b', 'side-c', 'side-d'];
+      for (const name of names) {
+        const path = await buildDeb(work.dir, { name, version: '1:3.2.1+dfsg-2', files: { [`usr/share/${name}/s`]: 's\n' } });
+        assert.equal((await upload(path)).statusCode, 201);
+      }
+      await t.ctx.repo.fileLists.idle();
+      await t.ctx.repo.publisher.idle();
+      /** The most payloads read at once by a reader of two, over the packages made unread again. */
+      const mostAtOnce = async (unread: string[], busy: boolean) => {
+        await t.ctx.db.updateTable('packages').set({ listed_generation: null, files: '[]' }).where('name', 'in', unread).execute();
+        // Rewritten in full by the publishes the reader asks for: the lines were listed before the reset.
+        t.ctx.repo.publisher.forget('noble');
+        let active = 0;
+        let most = 0;
+        const reader = new DeferredFileLists({
+          db: t.ctx.db, files: t.ctx.repo.files, busy: () => busy, log: pino({ level: 'silent' }), readers: 2,
+          publish: (codename) => t.ctx.repo.publisher.request(codename),
+          listPayload: async (path) => {
+            most = Math.max(most, ++active);
+            try {
+              // Long enough for a second reader to begin meanwhile, if it may (it waits 500 ms
+              // from the pass's start for the uploads to be over).
+              await new Promise((resolve) => setTimeout(resolve, 300));
+              return await listDebPayload(path);
+            } finally {
+              active--;
+            }
+          },
+        });
+        reader.kick();
+        await reader.idle();
+        return most;
+      };
+      assert.equal(await mostAtOnce(names, false), 2);
+      // Uploads under way: one read every YIELD_MS (2 s), never two at once.
+      assert.equal(await mostAtOnce(names.slice(0, 2), true), 1);
+      await t.ctx.repo.publisher.idle();
+      const lines = await contents();
+      for (const name of names) assert.equal(lines.filter((l) => l === `${name}\tusr/share/${name}/s`).length, 1, name);
     });
   });
 }
