@@ -55,6 +55,15 @@ for (const backend of backends()) {
       const text = await t.ctx.metrics.registry.metrics();
       return Number(/^tollgate_publish_duration_seconds_count\{format="deb",mode="full"\} (\d+)/m.exec(text)?.[1] ?? 0);
     };
+    /** Uploads a package per name, each with the one file `usr/share/<name>/<file>`, and waits until their payloads are read and published. */
+    const uploadAndRead = async (names: string[], version: string, file: string) => {
+      for (const name of names) {
+        const path = await buildDeb(work.dir, { name, version, files: { [`usr/share/${name}/${file}`]: `${file}\n` } });
+        assert.equal((await upload(path)).statusCode, 201);
+      }
+      await t.ctx.repo.fileLists.idle();
+      await t.ctx.repo.publisher.idle();
+    };
     const listedGeneration = async (name: string) =>
       (await t.ctx.db.selectFrom('packages').select('listed_generation').where('name', '=', name).executeTakeFirstOrThrow()).listed_generation;
 
@@ -175,11 +184,7 @@ for (const backend of backends()) {
 
     it('reads on while a publish it asked for is still running (the publishes coalesce)', async () => {
       const names = ['batch-a', 'batch-b', 'batch-c', 'batch-d', 'batch-e'];
-      for (const name of names) {
-        const path = await buildDeb(work.dir, { name, version: '1.0+b1', files: { [`usr/share/${name}/f`]: 'f\n' } });
-        assert.equal((await upload(path)).statusCode, 201);
-      }
-      await t.ctx.repo.fileLists.idle();
+      await uploadAndRead(names, '1.0+b1', 'f');
       // Unread again, and read by a reader whose publishes do not finish until released: waiting
       // for each one, it would read one package and stop there.
       await t.ctx.db.updateTable('packages').set({ listed_generation: null, files: '[]' }).where('name', 'in', names).execute();
@@ -207,12 +212,7 @@ for (const backend of backends()) {
 
     it('stores the lists read close together in one transaction: one generation, one publish', async () => {
       const names = ['gathered-a', 'gathered-b', 'gathered-c', 'gathered-d'];
-      for (const name of names) {
-        const path = await buildDeb(work.dir, { name, version: '2.0~rc1-1', files: { [`usr/share/${name}/g`]: 'g\n' } });
-        assert.equal((await upload(path)).statusCode, 201);
-      }
-      await t.ctx.repo.fileLists.idle();
-      await t.ctx.repo.publisher.idle();
+      await uploadAndRead(names, '2.0~rc1-1', 'g');
       await t.ctx.db.updateTable('packages').set({ listed_generation: null, files: '[]' }).where('name', 'in', names).execute();
       // Rewritten in full by the publish the reader asks for: the lines were listed before the reset.
       t.ctx.repo.publisher.forget('noble');
@@ -236,12 +236,7 @@ for (const backend of backends()) {
 
     it('reads payloads side by side once no upload is under way, one at a time while uploads run', async () => {
       const names = ['side-a', 'side-b', 'side-c', 'side-d'];
-      for (const name of names) {
-        const path = await buildDeb(work.dir, { name, version: '1:3.2.1+dfsg-2', files: { [`usr/share/${name}/s`]: 's\n' } });
-        assert.equal((await upload(path)).statusCode, 201);
-      }
-      await t.ctx.repo.fileLists.idle();
-      await t.ctx.repo.publisher.idle();
+      await uploadAndRead(names, '1:3.2.1+dfsg-2', 's');
       /** The most payloads read at once by a reader of two, over the packages made unread again. */
       const mostAtOnce = async (unread: string[], busy: boolean) => {
         await t.ctx.db.updateTable('packages').set({ listed_generation: null, files: '[]' }).where('name', 'in', unread).execute();

@@ -2,10 +2,12 @@
  * xz compression of whole index files, by the system `xz` binary (package xz-utils, installed
  * on every Debian system): multithreaded, streaming, off the event loop. Small additions are
  * compressed in-process with liblzma instead (apt-index-files.ts), where a process start would
- * cost more than the work.
+ * cost more than the work. And the decoding of large payloads read in the background (Debian's
+ * xz 5.4 decodes ~1.7× as fast as the liblzma 5.2.3 lzma-native bundles).
  */
-import { spawn } from 'node:child_process';
-import type { Readable, Writable } from 'node:stream';
+import { spawn, spawnSync } from 'node:child_process';
+import { Duplex, type Readable, type Writable } from 'node:stream';
+import { DecoderFailure } from '../../domain/compression.js';
 import { DomainError } from '../../domain/errors.js';
 
 /** xz settings. */
@@ -44,4 +46,73 @@ export function startXz(options: XzOptions = {}): XzProcess {
     child.once('close', (code) => (code === 0 ? resolve() : reject(new DomainError('unavailable', 'xz_failed', `xz exited with ${code}: ${stderr.trim()}`))));
   });
   return { stdin: child.stdin, stdout: child.stdout, done, kill: () => child.kill() };
+}
+
+/**
+ * The system `xz` decoding its standard input, as a stream: compressed bytes in, decoded bytes
+ * out. As liblzma's stream decoder with lzma-native's CONCATENATED flag reads it: .xz only (no
+ * legacy .lzma), concatenated streams and stream padding, every integrity check, 256 MiB of
+ * decoder memory at most. The output ends only once xz has exited cleanly; a non-zero exit (corrupt
+ * or truncated input) fails the stream with xz's message, and an xz that could not start or was
+ * killed by a signal fails it with a DecoderFailure (not the input's fault). Destroying the stream
+ * kills xz.
+ */
+export function startXzDecoder(binary = 'xz'): Duplex {
+  const child = spawn(binary, ['--decompress', '--stdout', '--format=xz', '--memlimit-decompress=256MiB', '--quiet'], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (c: Buffer) => { if (stderr.length < 2048) stderr += c.toString(); });
+  // A write after xz gave up (EPIPE) is reported through its exit status.
+  child.stdin.on('error', () => undefined);
+  const stream = new Duplex({
+    write(chunk: Buffer, _encoding, callback) {
+      child.stdin.write(chunk, () => callback());
+    },
+    final(callback) {
+      child.stdin.end(() => callback());
+    },
+    read() {
+      child.stdout.resume();
+    },
+    destroy(error, callback) {
+      if (child.exitCode === null && child.signalCode === null) child.kill();
+      callback(error);
+    },
+  });
+  child.stdout.on('data', (chunk: Buffer) => {
+    if (!stream.push(chunk)) child.stdout.pause();
+  });
+  let outputEnded = false;
+  let exit: number | null | undefined;
+  const settle = () => {
+    if (!outputEnded || exit === undefined || stream.destroyed) return;
+    if (exit === 0) stream.push(null);
+    else stream.destroy(new Error(`xz: ${stderr.trim() || `exit status ${exit}`}`));
+  };
+  child.stdout.once('end', () => {
+    outputEnded = true;
+    settle();
+  });
+  child.once('close', (code, signal) => {
+    if (code === null) {
+      if (!stream.destroyed) stream.destroy(new DecoderFailure(`xz was killed (${signal ?? 'no status'})`));
+      return;
+    }
+    exit = code;
+    outputEnded = true;
+    settle();
+  });
+  child.once('error', (error) => stream.destroy(new DecoderFailure(`xz could not run: ${error.message}`)));
+  return stream;
+}
+
+let systemXz: boolean | undefined;
+const decodeWithSystemXz = () => startXzDecoder();
+
+/**
+ * `startXzDecoder`, when this machine's `xz` runs (checked once), else null: the caller then
+ * decodes in-process. A decoder that cannot start would otherwise read as a corrupt payload.
+ */
+export function systemXzDecoder(): (() => Duplex) | null {
+  systemXz ??= spawnSync('xz', ['--version'], { encoding: 'utf8', timeout: 5000 }).stdout?.startsWith('xz (XZ Utils) 5.') === true;
+  return systemXz ? decodeWithSystemXz : null;
 }

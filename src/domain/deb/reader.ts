@@ -6,6 +6,7 @@
  * Everything is bounded (member sizes, decompression, entry counts, control size) and every
  * malformation is a PackageFormatError with a specific code. The file is never read whole.
  */
+import type { Duplex } from 'node:stream';
 import type { KnownBytes } from '../known-bytes.js';
 import { ArFile, readArMembers, openArMember, type ArMember } from './ar.js';
 import { parseControlStanza, type ControlStanza } from './control.js';
@@ -334,12 +335,13 @@ function validateControl(stanza: ControlStanza): ControlIdentity {
 
 /**
  * The payload's file list, read apart from the rest (see {@link DebPayloadReading}); the same
- * checks and errors as `readDebPackage` with `list`. xz is decoded off the event loop.
+ * checks and errors as `readDebPackage` with `list`. xz is decoded off the event loop: by
+ * `xzDecoder` when given (another process), else on the thread pool.
  */
-export async function listDebPayload(path: string, overrides: Partial<DebLimits> = {}): Promise<DebFileEntry[]> {
+export async function listDebPayload(path: string, overrides: Partial<DebLimits> = {}, xzDecoder?: () => Duplex): Promise<DebFileEntry[]> {
   const limits: DebLimits = { ...DEFAULT_DEB_LIMITS, ...overrides };
   const layout = locateMembers(await readArMembers(path, { maxMembers: limits.maxMembers }));
-  return listDataFiles(path, layout.data, limits, true);
+  return listDataFiles(path, layout.data, limits, true, xzDecoder);
 }
 
 /** data.tar starts as its name says it is compressed (an uncompressed one: with a tar header's magic). */
@@ -349,14 +351,14 @@ async function checkDataMagic(file: ArFile, tar: TarMember): Promise<void> {
   if (!ok) throw new PackageFormatError('decompression_failed', `${tar.member.name} does not start as ${tar.compression === 'none' ? 'a tar archive' : `${tar.compression} data`}`);
 }
 
-async function listDataFiles(path: string, tar: TarMember, limits: DebLimits, threaded = false): Promise<DebFileEntry[]> {
+async function listDataFiles(path: string, tar: TarMember, limits: DebLimits, threaded = false, xzDecoder?: () => Duplex): Promise<DebFileEntry[]> {
   const files: DebFileEntry[] = [];
   await walkTar(
     openArMember(path, tar.member),
     tar.compression,
     tar.member.size,
     {
-      decompression: { maxOutputBytes: limits.maxDataTarBytes, maxRatio: limits.maxRatio, threaded },
+      decompression: { maxOutputBytes: limits.maxDataTarBytes, maxRatio: limits.maxRatio, threaded, ...(xzDecoder ? { xzDecoder } : {}) },
       maxEntries: limits.maxDataEntries,
       tooManyEntries: () => new PackageFormatError('too_many_files', `data.tar has more than ${limits.maxDataEntries} entries`),
     },

@@ -16,6 +16,8 @@ import type { Logger } from 'pino';
 import { recordFileLists, unlistedPackages, type UnlistedPackage } from '../../adapters/db/packages.table.js';
 import type { Db } from '../../adapters/db/index.js';
 import type { PackageFiles } from '../../adapters/storage/interfaces.js';
+import { systemXzDecoder } from '../../adapters/storage/xz.js';
+import { DecoderFailure } from '../../domain/compression.js';
 import { listDebPayload, type DebFileEntry } from '../../domain/deb/reader.js';
 import { PackageFormatError } from '../../domain/errors.js';
 import { fileEntry } from '../formats/deb.js';
@@ -68,8 +70,13 @@ export interface DeferredFileListsDeps {
   gatherMs?: number;
   /** Payloads read side by side when no upload is under way (default READERS; tests). */
   readers?: number;
-  /** Reads a stored .deb's file list (default listDebPayload; tests watch the reads). */
+  /** Reads a stored .deb's file list (default listDebPayload, xz decoded by the system's xz when it runs; tests watch the reads). */
   listPayload?: (path: string) => Promise<DebFileEntry[]>;
+}
+
+/** A payload's file list, its xz decoded by the system's xz where it runs (found at the first read). */
+function listWithSystemXz(path: string): Promise<DebFileEntry[]> {
+  return listDebPayload(path, {}, systemXzDecoder() ?? undefined);
 }
 
 /** Takes a package whose payload is malformed out of its distribution (the security service's quarantine). */
@@ -246,8 +253,10 @@ export class DeferredFileLists {
     const { files, log } = this.deps;
     let list = '[]';
     try {
-      list = JSON.stringify((await (this.deps.listPayload ?? listDebPayload)(files.storedPath(pkg.sha256))).map(fileEntry));
+      list = JSON.stringify((await (this.deps.listPayload ?? listWithSystemXz)(files.storedPath(pkg.sha256))).map(fileEntry));
     } catch (error) {
+      // The decoder failed, not the payload: this pass fails, and the package is read again by the next.
+      if (error instanceof DecoderFailure) throw error;
       if (error instanceof PackageFormatError) {
         await this.quarantine(pkg, error);
       } else {
