@@ -6,6 +6,7 @@
 import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
 import tarStream from 'tar-stream';
+import { systemXzDecoder } from '../../adapters/storage/xz.js';
 import { createBoundedDecompressor, type Compression } from '../../domain/compression.js';
 import { openArMember } from '../../domain/deb/reader.js';
 import { iterateRpmPayload } from '../../domain/rpm/payload.js';
@@ -51,7 +52,11 @@ async function walkDeb(file: string, pkg: StoredPackage, collector: InventoryCol
   const data = members.find((m) => m.name.startsWith('data.tar'));
   if (!data) throw new Error('no data.tar member recorded');
   const extract = tarStream.extract();
-  const done = pipeline(openArMember(file, data) as Readable, createBoundedDecompressor(compressionOf(data.name), DEB_LIMITS, data.size), extract);
+  // xz by the system's xz where it runs: liblzma in-process would hold the event loop for the
+  // whole payload (seconds for a large one).
+  const xzDecoder = systemXzDecoder();
+  const limits = { ...DEB_LIMITS, ...(xzDecoder ? { xzDecoder } : {}) };
+  const done = pipeline(openArMember(file, data) as Readable, createBoundedDecompressor(compressionOf(data.name), limits, data.size), extract);
   // Awaited after the loop; when the loop fails first (a corrupt tar) it rejects too, and an
   // unhandled rejection would stop the process.
   done.catch(() => undefined);
