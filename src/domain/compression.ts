@@ -11,19 +11,11 @@ import { type Duplex, Transform, type TransformCallback } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import lzma from 'lzma-native';
 import { Decompress as ZstdStreamDecoder } from 'fzstd';
-import { PackageFormatError } from './errors.js';
+import { DecoderFailure, PackageFormatError } from './errors.js';
 
 // A webpack UMD bundle: Node sees only its CommonJS default export.
 
 export type Compression = 'gzip' | 'xz' | 'zstd' | 'none';
-
-/**
- * The decoder itself failed, not the input (an external one that could not start or was killed
- * by someone else): the bytes may be fine, and the caller should not judge the package on it.
- */
-export class DecoderFailure extends Error {
-  override name = 'DecoderFailure';
-}
 
 /** Output caps: absolute size, and size divided by the compressed size. */
 export interface DecompressionLimits {

@@ -22,6 +22,18 @@ export class DomainError extends Error {
   }
 }
 
+/**
+ * A decoder failed, not the input it was given (an external one that could not start or was
+ * killed): the bytes may be fine, so nothing is judged on them; the caller answers 503 or tries
+ * again later.
+ */
+export class DecoderFailure extends DomainError {
+  constructor(message: string) {
+    super('unavailable', 'decoder_failed', message);
+    this.name = 'DecoderFailure';
+  }
+}
+
 /** A package file that cannot be accepted: the upload answers `rejected` with this reason. */
 export class PackageFormatError extends DomainError {
   constructor(code: string, message: string) {

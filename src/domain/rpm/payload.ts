@@ -3,7 +3,7 @@
  */
 import { createReadStream } from 'node:fs';
 import { pipeline, type Readable } from 'node:stream';
-import { createBoundedDecompressor, type Compression } from '../compression.js';
+import { createBoundedDecompressor, type Compression, type DecompressionLimits } from '../compression.js';
 import { PackageFormatError } from '../errors.js';
 import { DEFAULT_CPIO_LIMITS, readCpioEntries, type CpioEntry, type CpioLimits } from './cpio.js';
 import type { RpmPackage } from './package.js';
@@ -13,6 +13,8 @@ export interface PayloadLimits {
   maxOutputBytes: number;
   /** Largest accepted decompressed/compressed ratio. */
   maxRatio: number;
+  /** An xz payload's decoder in another process (DecompressionLimits.xzDecoder). */
+  xzDecoder?: DecompressionLimits['xzDecoder'];
 }
 
 export const DEFAULT_PAYLOAD_LIMITS: PayloadLimits = { maxOutputBytes: 4 * 1024 ** 3, maxRatio: 500 };

@@ -1,6 +1,7 @@
 import { openLocalFile } from '../../adapters/storage/local-file.js';
+import { withSystemXz } from '../../adapters/storage/xz.js';
 import { readRpmPackage } from '../../domain/rpm/reader.js';
-import { openRpmPayload } from '../../domain/rpm/payload.js';
+import { DEFAULT_PAYLOAD_LIMITS, openRpmPayload } from '../../domain/rpm/payload.js';
 import { checkRequires, type ProvideCandidate } from '../../domain/rpm/relations.js';
 import { formatEvr } from '../../domain/rpm/vercmp.js';
 import { PackageFormatError } from '../../domain/errors.js';
@@ -69,7 +70,7 @@ export const rpmHandler: FormatHandler<RpmInspected> = {
     // The whole file (headers, scripts) and the decompressed payload: clamd unpacks cpio itself.
     return [
       { name: 'package', open: () => openLocalFile(path) },
-      { name: 'payload', open: () => openRpmPayload(path, pkg.metadata) },
+      { name: 'payload', open: () => openRpmPayload(path, pkg.metadata, withSystemXz(DEFAULT_PAYLOAD_LIMITS)) },
     ];
   },
 

@@ -8,7 +8,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { pipeline, type Readable } from 'node:stream';
 import { fetchSmall, fetchToFile, upstreamUrl, type FetchLimits } from '../../adapters/upstream/fetcher.js';
 import { verifyCleartext, verifyDetached } from '../../adapters/signing/upstream-verify.js';
-import { systemXzDecoder } from '../../adapters/storage/xz.js';
+import { withSystemXz } from '../../adapters/storage/xz.js';
 import { createBoundedDecompressor, type Compression } from '../../domain/compression.js';
 import { DomainError } from '../../domain/errors.js';
 import { packagesCandidates, parseRelease } from '../../domain/imports/apt-release.js';
@@ -153,8 +153,7 @@ async function withVerifiedFile(
     if (mismatch) throw refused('checksum_mismatch', `${url} does not match the size and checksum of the signed index`);
     // An xz index is decoded by the system's xz where it runs: bookworm's main Packages.xz (9 MB)
     // held the event loop ~1 s in liblzma, against ~0.15 s of piping.
-    const xzDecoder = systemXzDecoder();
-    const decompression = { maxOutputBytes: limits.maxIndexBytes, maxRatio: 200, ...(xzDecoder ? { xzDecoder } : {}) };
+    const decompression = withSystemXz({ maxOutputBytes: limits.maxIndexBytes, maxRatio: 200 });
     // pipeline, not pipe: a read error reaches `use` instead of going unhandled.
     const stream = pipeline(file.stream(), createBoundedDecompressor(compression, decompression, file.size), () => undefined);
     await use(stream);

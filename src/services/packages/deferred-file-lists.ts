@@ -17,9 +17,8 @@ import { recordFileLists, unlistedPackages, type UnlistedPackage } from '../../a
 import type { Db } from '../../adapters/db/index.js';
 import type { PackageFiles } from '../../adapters/storage/interfaces.js';
 import { systemXzDecoder } from '../../adapters/storage/xz.js';
-import { DecoderFailure } from '../../domain/compression.js';
 import { listDebPayload, type DebFileEntry } from '../../domain/deb/reader.js';
-import { PackageFormatError } from '../../domain/errors.js';
+import { DecoderFailure, PackageFormatError } from '../../domain/errors.js';
 import { fileEntry } from '../formats/deb.js';
 
 /** Packages read per look-up of what is pending. */

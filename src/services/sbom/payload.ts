@@ -6,10 +6,10 @@
 import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
 import tarStream from 'tar-stream';
-import { systemXzDecoder } from '../../adapters/storage/xz.js';
+import { withSystemXz } from '../../adapters/storage/xz.js';
 import { createBoundedDecompressor, type Compression } from '../../domain/compression.js';
 import { openArMember } from '../../domain/deb/reader.js';
-import { iterateRpmPayload } from '../../domain/rpm/payload.js';
+import { DEFAULT_PAYLOAD_LIMITS, iterateRpmPayload } from '../../domain/rpm/payload.js';
 import type { RpmPackage } from '../../domain/rpm/package.js';
 import { classify, InventoryCollector } from '../../domain/sbom/inner/index.js';
 import type { PackageInventory } from '../../domain/sbom/model.js';
@@ -52,11 +52,8 @@ async function walkDeb(file: string, pkg: StoredPackage, collector: InventoryCol
   const data = members.find((m) => m.name.startsWith('data.tar'));
   if (!data) throw new Error('no data.tar member recorded');
   const extract = tarStream.extract();
-  // xz by the system's xz where it runs: liblzma in-process would hold the event loop for the
-  // whole payload (seconds for a large one).
-  const xzDecoder = systemXzDecoder();
-  const limits = { ...DEB_LIMITS, ...(xzDecoder ? { xzDecoder } : {}) };
-  const done = pipeline(openArMember(file, data) as Readable, createBoundedDecompressor(compressionOf(data.name), limits, data.size), extract);
+  // liblzma in-process would hold the event loop for the whole payload (seconds for a large one).
+  const done = pipeline(openArMember(file, data) as Readable, createBoundedDecompressor(compressionOf(data.name), withSystemXz(DEB_LIMITS), data.size), extract);
   // Awaited after the loop; when the loop fails first (a corrupt tar) it rejects too, and an
   // unhandled rejection would stop the process.
   done.catch(() => undefined);
@@ -72,7 +69,7 @@ async function walkDeb(file: string, pkg: StoredPackage, collector: InventoryCol
 }
 
 async function walkRpm(file: string, pkg: StoredPackage, collector: InventoryCollector): Promise<void> {
-  for await (const { entry, content } of iterateRpmPayload(file, pkg.metadata as unknown as RpmPackage)) {
+  for await (const { entry, content } of iterateRpmPayload(file, pkg.metadata as unknown as RpmPackage, withSystemXz(DEFAULT_PAYLOAD_LIMITS))) {
     if (entry.isFile) await feed(collector, entry.name, entry.mode, entry.size, pkg.name, content);
   }
 }

@@ -11,10 +11,13 @@ import { chmodSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { buildDeb, makeTar, writeArArchive } from '../../../harness/debs.js';
-import { startXzDecoder, systemXzDecoder } from '../../../src/adapters/storage/xz.js';
-import { DecoderFailure, decompressToBuffer, type DecompressionLimits } from '../../../src/domain/compression.js';
+import { buildRpm } from '../../../harness/rpms.js';
+import { startXzDecoder, systemXzDecoder, withSystemXz } from '../../../src/adapters/storage/xz.js';
+import { decompressToBuffer, type DecompressionLimits } from '../../../src/domain/compression.js';
 import { listDebPayload } from '../../../src/domain/deb/reader.js';
-import { PackageFormatError } from '../../../src/domain/errors.js';
+import { DEFAULT_PAYLOAD_LIMITS, openRpmPayload } from '../../../src/domain/rpm/payload.js';
+import { readRpmPackage } from '../../../src/domain/rpm/reader.js';
+import { DecoderFailure, PackageFormatError } from '../../../src/domain/errors.js';
 import { makeTempDir } from '../../helpers/tmp.js';
 
 const xz = (input: Buffer, ...args: string[]) => execFileSync('xz', ['-c', ...args], { input, maxBuffer: 256 * 1024 * 1024 });
@@ -106,6 +109,20 @@ describe('payloads decoded by the system xz', () => {
     writeFileSync(killed, '#!/bin/sh\nhead -c 100 >/dev/null\nkill -9 $$\n');
     chmodSync(killed, 0o755);
     await assert.rejects(decompressToBuffer('xz', input, limits({ xzDecoder: () => startXzDecoder(killed) })), (error: unknown) => error instanceof DecoderFailure && /killed/.test(error.message));
+  });
+
+  it('gives an xz RPM payload (the antivirus step and SBOMs read it) as liblzma does', async () => {
+    const rpm = await buildRpm(work.dir, { name: 'xz-payload', version: '2.4.1', release: '1.el9', payloadCompression: 'xz', files: { '/usr/share/xz-payload/text': text.toString(), '/usr/share/xz-payload/noise': noise.toString('base64') } });
+    const pkg = await readRpmPackage(rpm);
+    assert.equal(pkg.payloadCompressor, 'xz');
+    const read = async (limits: typeof DEFAULT_PAYLOAD_LIMITS) => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of openRpmPayload(rpm, pkg, limits)) chunks.push(chunk as Buffer);
+      return sha256(Buffer.concat(chunks));
+    };
+    const limits = withSystemXz(DEFAULT_PAYLOAD_LIMITS);
+    assert.ok(limits.xzDecoder);
+    assert.equal(await read(limits), await read(DEFAULT_PAYLOAD_LIMITS));
   });
 
   it('lists real payloads from the APT cache as the in-process decoder does (skipped when empty)', async (t) => {
