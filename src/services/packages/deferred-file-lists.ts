@@ -3,8 +3,8 @@
  * their upload was answered: decompressing data.tar is most of an upload's cost (xz decodes about
  * 20 MB/s per core; hashing, checking the control file and storing run at hundreds), so uploads
  * are published from their control file and this catches up behind them: one package at a time
- * while uploads are under way, one per core once they are not, decoding on the thread pool so
- * requests keep the event loop.
+ * while uploads are under way, one per core once they are not, decoding off the event loop (by the
+ * system's xz where it runs, else on the thread pool) so requests keep it.
  *
  * What it reads: the payload's file list, for the Contents indexes (the next publish adds the
  * package's lines), and the payload's well-formedness, which the format step would otherwise
@@ -33,8 +33,8 @@ const BATCH = 16;
 const YIELD_MS = 2000;
 const POLL_MS = 50;
 /**
- * Payloads read side by side while no upload is under way: one per core (the decoding runs on the
- * thread pool, the tar walk on the event loop), at most four. One reader left a core idle after a
+ * Payloads read side by side while no upload is under way: one per core (the decoding runs in an
+ * xz process or on the thread pool, the tar walk on the event loop), at most four. One reader left a core idle after a
  * burst: 400 real packages (900 MB) were uploaded in 17 s and listed in Contents ~115 s later.
  */
 const READERS = Math.max(1, Math.min(4, availableParallelism()));
