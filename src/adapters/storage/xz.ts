@@ -31,18 +31,24 @@ export interface XzProcess {
   kill(): void;
 }
 
+/** `xz` with piped standard streams, and the start of what it writes to standard error. */
+function spawnXz(binary: string, args: string[]) {
+  const child = spawn(binary, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (c: Buffer) => { if (stderr.length < 2048) stderr += c.toString(); });
+  // A write after xz gave up (EPIPE) is reported through its exit status.
+  child.stdin.on('error', () => undefined);
+  return { child, stderr: () => stderr.trim() };
+}
+
 /** Starts `xz` compressing its standard input (CRC64 check, as apt-index-files expects). */
 export function startXz(options: XzOptions = {}): XzProcess {
   const preset = options.preset ?? 0;
   if (!Number.isInteger(preset) || preset < 0 || preset > 9) throw new DomainError('invalid', 'bad_xz_preset', `xz preset ${preset}`);
-  const child = spawn(options.binary ?? 'xz', [`-${preset}`, `-T${options.threads ?? 0}`, '--check=crc64', '-z', '-c', '-q'], { stdio: ['pipe', 'pipe', 'pipe'] });
-  let stderr = '';
-  child.stderr.on('data', (c: Buffer) => { if (stderr.length < 2048) stderr += c.toString(); });
-  // EPIPE on stdin is reported through the exit status below.
-  child.stdin.on('error', () => undefined);
+  const { child, stderr } = spawnXz(options.binary ?? 'xz', [`-${preset}`, `-T${options.threads ?? 0}`, '--check=crc64', '-z', '-c', '-q']);
   const done = new Promise<void>((resolve, reject) => {
     child.once('error', (error) => reject(new DomainError('unavailable', 'xz_failed', `xz could not be started: ${error.message}`)));
-    child.once('close', (code) => (code === 0 ? resolve() : reject(new DomainError('unavailable', 'xz_failed', `xz exited with ${code}: ${stderr.trim()}`))));
+    child.once('close', (code) => (code === 0 ? resolve() : reject(new DomainError('unavailable', 'xz_failed', `xz exited with ${code}: ${stderr()}`))));
   });
   return { stdin: child.stdin, stdout: child.stdout, done, kill: () => child.kill() };
 }
@@ -57,11 +63,7 @@ export function startXz(options: XzOptions = {}): XzProcess {
  * kills xz.
  */
 export function startXzDecoder(binary = 'xz'): Duplex {
-  const child = spawn(binary, ['--decompress', '--stdout', '--format=xz', '--memlimit-decompress=256MiB', '--quiet'], { stdio: ['pipe', 'pipe', 'pipe'] });
-  let stderr = '';
-  child.stderr.on('data', (c: Buffer) => { if (stderr.length < 2048) stderr += c.toString(); });
-  // A write after xz gave up (EPIPE) is reported through its exit status.
-  child.stdin.on('error', () => undefined);
+  const { child, stderr } = spawnXz(binary, ['--decompress', '--stdout', '--format=xz', '--memlimit-decompress=256MiB', '--quiet']);
   const stream = new Duplex({
     write(chunk: Buffer, _encoding, callback) {
       child.stdin.write(chunk, () => callback());
@@ -80,25 +82,12 @@ export function startXzDecoder(binary = 'xz'): Duplex {
   child.stdout.on('data', (chunk: Buffer) => {
     if (!stream.push(chunk)) child.stdout.pause();
   });
-  let outputEnded = false;
-  let exit: number | null | undefined;
-  const settle = () => {
-    if (!outputEnded || exit === undefined || stream.destroyed) return;
-    if (exit === 0) stream.push(null);
-    else stream.destroy(new Error(`xz: ${stderr.trim() || `exit status ${exit}`}`));
-  };
-  child.stdout.once('end', () => {
-    outputEnded = true;
-    settle();
-  });
+  // 'close' comes once xz has exited and its output has ended (every chunk pushed).
   child.once('close', (code, signal) => {
-    if (code === null) {
-      if (!stream.destroyed) stream.destroy(new DecoderFailure(`xz was killed (${signal ?? 'no status'})`));
-      return;
-    }
-    exit = code;
-    outputEnded = true;
-    settle();
+    if (stream.destroyed) return;
+    if (code === 0) stream.push(null);
+    else if (code === null) stream.destroy(new DecoderFailure(`xz was killed (${signal ?? 'no status'})`));
+    else stream.destroy(new Error(`xz: ${stderr() || `exit status ${code}`}`));
   });
   child.once('error', (error) => stream.destroy(new DecoderFailure(`xz could not run: ${error.message}`)));
   return stream;

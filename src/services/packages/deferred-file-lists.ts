@@ -12,6 +12,7 @@
  * a decompression bomb) is quarantined, taking it out of the index, with the reason.
  */
 import { availableParallelism } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { recordFileLists, unlistedPackages, type UnlistedPackage } from '../../adapters/db/packages.table.js';
 import type { Db } from '../../adapters/db/index.js';
@@ -178,7 +179,7 @@ export class DeferredFileLists {
           if (first) {
             await this.yieldToUploads();
           } else if (!this.quiet()) {
-            await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+            await sleep(POLL_MS);
             continue;
           }
           if (this.stopped || failed || next >= pending.length) return;
@@ -235,7 +236,7 @@ export class DeferredFileLists {
 
   private async yieldToUploads(): Promise<void> {
     while (!this.stopped && this.deps.busy() && Date.now() - this.lastRead < YIELD_MS) {
-      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+      await sleep(POLL_MS);
     }
     this.lastRead = Date.now();
   }
