@@ -41,8 +41,8 @@ export interface Config {
    * turns out malformed; `upload` before, rejecting it (DEB_PAYLOAD_CHECK).
    */
   debPayloadCheck: 'background' | 'upload';
-  /** JSON file of distribution definitions applied at start (DISTRIBUTIONS_FILE). */
-  distributionsFile: string | null;
+  /** The JSON file of distribution definitions applied at start (DISTRIBUTIONS_FILE), read and parsed. */
+  distributionsFile: { path: string; content: unknown } | null;
   /** How often a replica re-reads the distributions other replicas may have changed. */
   distributionsRefreshMs: number;
   /** A client must have sent its request line and headers within this time (slow clients: 408). */
@@ -154,6 +154,15 @@ function httpTimeouts(env: NodeJS.ProcessEnv): Pick<Config, 'httpHeadersTimeoutM
   return { httpHeadersTimeoutMs: headers * 1000, httpRequestTimeoutMs: request * 1000 };
 }
 
+/** A JSON file a setting names, parsed; a missing or malformed one stops the start, naming it. */
+function readJsonFile(name: string, path: string): { path: string; content: unknown } {
+  try {
+    return { path, content: JSON.parse(readFileSync(path, 'utf8')) as unknown };
+  } catch (error) {
+    throw new ConfigError(`${name} ${path}: ${(error as Error).message}`);
+  }
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const envName = oneOf('ENV', env.ENV ?? env.NODE_ENV, ['development', 'production', 'test'] as const, 'development');
   const production = envName === 'production';
@@ -187,7 +196,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     signingKeyAlgorithm: oneOf('SIGNING_KEY_ALGORITHM', env.SIGNING_KEY_ALGORITHM, ['rsa4096', 'ed25519'] as const, 'rsa4096'),
     rpmResignGraceMs: int(env, 'RPM_RESIGN_GRACE_SECONDS', 300, 0) * 1000,
     debPayloadCheck: oneOf('DEB_PAYLOAD_CHECK', env.DEB_PAYLOAD_CHECK, ['background', 'upload'] as const, 'background'),
-    distributionsFile: env.DISTRIBUTIONS_FILE ? resolve(process.cwd(), env.DISTRIBUTIONS_FILE) : null,
+    distributionsFile: env.DISTRIBUTIONS_FILE ? readJsonFile('DISTRIBUTIONS_FILE', resolve(process.cwd(), env.DISTRIBUTIONS_FILE)) : null,
     distributionsRefreshMs: int(env, 'DISTRIBUTIONS_REFRESH_SECONDS', 5, 1) * 1000,
     ...httpTimeouts(env),
     accessLogPath: resolveAccessLogPath(env),

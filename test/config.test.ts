@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { makeTempDir } from './helpers/tmp.js';
@@ -60,5 +61,17 @@ describe('configuration', () => {
     assert.equal(loadConfig({}).importCatalogMemoryBytes, 256 * 1024 * 1024);
     assert.equal(loadConfig({ IMPORT_CATALOG_MEMORY_MB: '0' }).importCatalogMemoryBytes, 0);
     assert.throws(() => loadConfig({ IMPORT_CATALOG_MEMORY_MB: '-1' }), /IMPORT_CATALOG_MEMORY_MB/);
+  });
+
+  it('reads DISTRIBUTIONS_FILE at start-up, and a missing or malformed one stops the start naming it', async () => {
+    const { dir, cleanup } = await makeTempDir();
+    const file = join(dir, 'distributions.json');
+    writeFileSync(file, JSON.stringify({ distributions: [{ codename: 'acme-lts', format: 'deb' }] }));
+    assert.deepEqual(loadConfig({ DATA_DIR: dir, DISTRIBUTIONS_FILE: file }).distributionsFile, { path: file, content: { distributions: [{ codename: 'acme-lts', format: 'deb' }] } });
+    assert.equal(loadConfig({ DATA_DIR: dir }).distributionsFile, null);
+    writeFileSync(file, '{"distributions": [');
+    assert.throws(() => loadConfig({ DATA_DIR: dir, DISTRIBUTIONS_FILE: file }), (e: unknown) => e instanceof ConfigError && e.message.startsWith(`DISTRIBUTIONS_FILE ${file}: `) && /JSON/.test(e.message));
+    assert.throws(() => loadConfig({ DATA_DIR: dir, DISTRIBUTIONS_FILE: join(dir, 'absent.json') }), (e: unknown) => e instanceof ConfigError && /absent\.json: ENOENT/.test(e.message));
+    await cleanup();
   });
 });

@@ -20,7 +20,7 @@ import { createDirectoryLogin } from './directory.js';
 import { HealthService } from './health.js';
 import { IntegrationChecks } from './integration-checks.js';
 import { Lockout } from './lockout.js';
-import { createSettingsMail, Notifier } from './notifications.js';
+import { createSettingsMail, Notifier, type OutboundMail } from './notifications.js';
 import { PasswordResets } from './password-reset.js';
 import { SettingsService } from './settings.js';
 import { UserService } from './users.js';
@@ -67,11 +67,6 @@ export interface AppContext {
   imports: ImportService;
   /** Run in reverse order at shutdown. */
   closers: Array<() => Promise<void>>;
-}
-
-/** Sends e-mail through the SMTP settings; says when SMTP is not configured instead of pretending. */
-export interface OutboundMail {
-  send(to: string[], subject: string, text: string): Promise<'sent' | 'not_configured'>;
 }
 
 /** Every trusted RPM key block in a settings patch must parse as OpenPGP public keys. */

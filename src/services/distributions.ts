@@ -3,7 +3,6 @@
  * and the API add, change and retire distributions, and every replica's view
  * (domain/distributions.ts) follows the database.
  */
-import { readFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import type { AuditLog } from '../adapters/audit/audit-log.js';
 import {
@@ -55,14 +54,14 @@ export class DistributionService {
   ) {}
 
   /** Start-up: every built-in distribution has its row, the file's definitions are applied, the view is loaded. */
-  async load(definitionsFile: string | null): Promise<void> {
+  async load(definitionsFile: { path: string; content: unknown } | null): Promise<void> {
     const known = new Set((await listDistributions(this.deps.db)).map((r) => r.codename));
     for (const d of BUILT_IN_DISTRIBUTIONS) {
       if (known.has(d.codename)) continue;
       await insertDistributionIfMissing(this.deps.db, { codename: d.codename, format: d.format, description: d.description, generation: 0, published_generation: -1, published_at: null, initialized_at: isoUtc(), definition: null, retired_at: null });
     }
     await this.refresh();
-    if (definitionsFile) await this.applyFile(definitionsFile);
+    if (definitionsFile) await this.applyFile(definitionsFile.path, definitionsFile.content);
   }
 
   /** Reads the database's distributions into this process's view; drops what the publisher remembers of changed ones. */
@@ -184,13 +183,7 @@ export class DistributionService {
    * The start-up file: `{"distributions": [definition, …]}`. Each is created, or updated when it
    * differs from the database; distributions it does not name are left as they are.
    */
-  private async applyFile(path: string): Promise<void> {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(await readFile(path, 'utf8'));
-    } catch (error) {
-      throw new Error(`DISTRIBUTIONS_FILE ${path}: ${(error as Error).message}`);
-    }
+  private async applyFile(path: string, parsed: unknown): Promise<void> {
     const list = (parsed as { distributions?: unknown })?.distributions;
     if (!Array.isArray(list)) throw new Error(`DISTRIBUTIONS_FILE ${path}: expected {"distributions": [ … ]}`);
     for (const spec of list as DistributionSpec[]) {

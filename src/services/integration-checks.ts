@@ -10,7 +10,7 @@ import type { AuditLog } from '../adapters/audit/audit-log.js';
 import { testLdapConnection, type LdapOptions } from '../adapters/ldap/index.js';
 import type { WebhookResult } from '../adapters/webhook/index.js';
 import { DomainError } from '../domain/errors.js';
-import type { OutboundMail } from './context.js';
+import type { OutboundMail } from './notifications.js';
 import { ldapConfigFrom } from './directory.js';
 import { smtpConfigured, type Notifier } from './notifications.js';
 import type { SettingsSnapshot } from './settings.js';

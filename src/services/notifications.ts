@@ -7,7 +7,6 @@ import type { Logger } from 'pino';
 import { createSmtpMailer, type SmtpMailerOptions } from '../adapters/mail/index.js';
 import type { Metrics } from '../adapters/metrics/metrics.js';
 import { sendWebhook, type WebhookEvent, type WebhookResult } from '../adapters/webhook/index.js';
-import type { OutboundMail } from './context.js';
 import type { SettingsSnapshot } from './settings.js';
 
 /** The events Tollgate notifies about (the webhook `event` field). */
@@ -26,6 +25,11 @@ interface SettingsSource {
 /** True when smtp_host and smtp_from are both set: the minimum to send anything. */
 export function smtpConfigured(settings: SettingsSnapshot): boolean {
   return Boolean(settings.smtp_host?.trim() && settings.smtp_from?.trim());
+}
+
+/** Sends e-mail through the SMTP settings; says when SMTP is not configured instead of pretending. */
+export interface OutboundMail {
+  send(to: string[], subject: string, text: string): Promise<'sent' | 'not_configured'>;
 }
 
 /** OutboundMail that reads the SMTP settings at every send, so a settings change applies at once. */

@@ -42,3 +42,13 @@ export async function touchApiToken(db: Db, id: string, at: string): Promise<voi
 export async function findApiTokenIdsOf(db: Db, userId: string): Promise<string[]> {
   return (await db.selectFrom('api_tokens').select('id').where('user_id', '=', userId).execute()).map((r) => r.id);
 }
+
+/** The given tokens' names and kinds with their owner's name (deleted tokens are simply absent). */
+export function describeApiTokens(db: Db, ids: readonly string[]): Promise<Array<Pick<ApiTokenRow, 'id' | 'name' | 'kind'> & { username: string }>> {
+  return db
+    .selectFrom('api_tokens')
+    .innerJoin('users', 'users.id', 'api_tokens.user_id')
+    .select(['api_tokens.id', 'api_tokens.name', 'api_tokens.kind', 'users.username'])
+    .where('api_tokens.id', 'in', ids)
+    .execute();
+}

@@ -1,6 +1,6 @@
-import { findAuditEntries, type AuditFilter, type AuditIndexEntry } from '../../adapters/db/audit.table.js';
 import { Type } from 'typebox';
 import type { App } from '../types.js';
+import { AuditQueries, type AuditFilter, type AuditIndexEntry } from '../../services/audit-queries.js';
 import type { AppContext } from '../../services/context.js';
 import { answering, errorResponses, Page, PageQuery, pageOf } from '../schemas.js';
 
@@ -27,8 +27,9 @@ const AuditQuery = Type.Object({
 }, { additionalProperties: false });
 
 export async function auditRoutes(app: App, ctx: AppContext): Promise<void> {
+  const entries = new AuditQueries(ctx.db);
   async function query(filter: AuditFilter, page: number, perPage: number) {
-    const { items, total } = await findAuditEntries(ctx.db, filter, { page, perPage });
+    const { items, total } = await entries.page(filter, page, perPage);
     return pageOf(items, total, page, perPage);
   }
 

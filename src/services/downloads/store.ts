@@ -11,6 +11,7 @@
 import type { Transaction } from 'kysely';
 import type { Db, DbDialect } from '../../adapters/db/index.js';
 import type { Database } from '../../adapters/db/schema.js';
+import { describeApiTokens } from '../../adapters/db/api-tokens.table.js';
 import {
   addDownloadCounts, addDownloadDays, addDownloadTokenCounts, addDownloadTokenDays, addDownloadTotals, countDownloadedPackages, findDownloadRollups,
   findPoolFileOwners, findTopDownloads, hasTokenDownloads, findTopTokenDownloads, lockDownloadRollups, rebuildDownloadTotals, setDownloadRollupDay, shiftDownloadTotals,
@@ -224,12 +225,7 @@ export class DownloadStore {
   /** Token rows' names and kinds next to their download sums (null for a token since deleted with its account). */
   private async describeTokens(rows: ReadonlyArray<{ token_id: string; username: string; downloads: number }>): Promise<TokenDownloads[]> {
     if (rows.length === 0) return [];
-    const tokens = await this.db
-      .selectFrom('api_tokens')
-      .innerJoin('users', 'users.id', 'api_tokens.user_id')
-      .select(['api_tokens.id', 'api_tokens.name', 'api_tokens.kind', 'users.username'])
-      .where('api_tokens.id', 'in', rows.map((r) => r.token_id))
-      .execute();
+    const tokens = await describeApiTokens(this.db, rows.map((r) => r.token_id));
     const byId = new Map(tokens.map((t) => [t.id, t]));
     return rows.map((r) => {
       const t = byId.get(r.token_id);

@@ -7,7 +7,15 @@
 import { join } from 'node:path';
 import { countPackagesInStatus } from '../../adapters/db/security.table.js';
 import { feedFolder } from '../../adapters/feeds/folder.js';
-import type { AppContext } from '../context.js';
+import type { Logger } from 'pino';
+import type { Config } from '../../config.js';
+import type { AuditLog } from '../../adapters/audit/audit-log.js';
+import type { Db } from '../../adapters/db/index.js';
+import type { Metrics } from '../../adapters/metrics/metrics.js';
+import type { HealthService } from '../health.js';
+import type { Notifier } from '../notifications.js';
+import type { Repository } from '../repository.js';
+import type { SettingsService } from '../settings.js';
 import type { JobScheduler } from '../jobs.js';
 import { packageById } from '../../adapters/db/packages.table.js';
 import { AvEngine } from './avengine.js';
@@ -41,8 +49,21 @@ export interface SecurityService {
 /** Hours with one decimal. */
 const hours = (seconds: number | null) => (seconds === null ? null : Math.round(seconds / 360) / 10);
 
+/** What the security capability is built from (parts of the application context). */
+export interface SecurityWiring {
+  db: Db;
+  settings: SettingsService;
+  metrics: Metrics;
+  log: Logger;
+  repo: Repository;
+  audit: AuditLog;
+  notifier: Notifier;
+  config: Config;
+  health: HealthService;
+}
+
 /** Builds the security service and plugs it into the repository, health and metrics. */
-export function createSecurity(ctx: Pick<AppContext, 'db' | 'settings' | 'metrics' | 'log' | 'repo' | 'audit' | 'notifier' | 'config' | 'health'>): SecurityService {
+export function createSecurity(ctx: SecurityWiring): SecurityService {
   const { db, settings, metrics, log, repo, audit, notifier, config } = ctx;
   const vulnDb = new VulnDatabase(db);
   const feeds = new FeedSync(db, vulnDb, feedFolder(join(config.dataDir, 'vulndb')), log, { fileRoot: config.feedsDir });
@@ -98,7 +119,7 @@ export function createSecurity(ctx: Pick<AppContext, 'db' | 'settings' | 'metric
  * The security jobs: expiry at start-up and daily in every edition (an expired acceptance must not
  * keep a package in the index); SLA warnings and feed sync daily, Enterprise only.
  */
-export function registerSecurityJobs(scheduler: JobScheduler, security: SecurityService, db: AppContext['db']): void {
+export function registerSecurityJobs(scheduler: JobScheduler, security: SecurityService, db: Db): void {
   scheduler.register({
     name: 'security_expiry',
     timeSetting: 'schedule_sla_check',
