@@ -177,7 +177,9 @@ export async function pruneByHash(indexDir: string, state: { variants: ReadonlyA
   const kept = generations.filter((g, i) => i < o.keep || (i < o.maxKept && now - g.at < o.minAgeSeconds * 1000));
   const dropped = generations.slice(kept.length);
   const keptFiles = new Set(kept.flatMap((g) => g.files));
-  for (const g of dropped) for (const rel of g.files) if (!keptFiles.has(rel)) await removeFile(join(indexDir, rel));
+  // Side by side: one after another, a dozen unlinks held the next publish ~20 ms under load.
+  const droppedFiles = new Set(dropped.flatMap((g) => g.files).filter((rel) => !keptFiles.has(rel)));
+  await Promise.all([...droppedFiles].map((rel) => removeFile(join(indexDir, rel))));
   if (o.sweep) {
     const cutoff = now - o.minAgeSeconds * 1000;
     for (const [dir] of BY_HASH_DIRS) {
