@@ -24,7 +24,7 @@ import { multipartBody } from '../harness/multipart.js';
 import { debCorpus } from './lib/deb-corpus.js';
 import { runMeasured } from './lib/proc.js';
 import { textTable } from './lib/table.js';
-import { formatMs, median } from './lib/timing.js';
+import { formatMs, median, medianServerTiming, publishesOf } from './lib/timing.js';
 import { freePort } from '../harness/net.js';
 import { loginAsInitialAdmin, spawnService, waitUntilReady } from '../harness/service.js';
 import { throwawayGpgHome } from './lib/gpg-home.js';
@@ -42,18 +42,6 @@ const EXTRA = 5;
 const UNDER_TSX = process.argv.includes('--tsx');
 const MAIN = stringArg('main');
 
-
-/** The median of each part of several Server-Timing headers (`receive 1.2, format 0.8, …`). */
-function medianTiming(headers: readonly string[]): string {
-  const parts = new Map<string, number[]>();
-  for (const header of headers) {
-    for (const entry of header.split(', ')) {
-      const [name, dur] = entry.split(';dur=');
-      if (name && dur) parts.set(name, [...(parts.get(name) ?? []), Number(dur)]);
-    }
-  }
-  return [...parts].map(([name, values]) => `${name} ${median(values).toFixed(1)}`).join(', ') + ' ms';
-}
 
 /** CPU time (all threads) a process has used so far in user and in kernel mode, from /proc (clock ticks of 10 ms). */
 async function processCpuMs(pid: number): Promise<{ user: number; system: number }> {
@@ -113,8 +101,7 @@ async function main(): Promise<void> {
     const cpuSystem = (cpuAfter.system - cpuBefore.system) / COUNT;
     // How many publishes the uploads took, and how long one took (the service's own histogram).
     const metrics = await (await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${token}` } })).text();
-    const series = (name: string, mode: string) => Number(new RegExp(`^tollgate_publish_duration_seconds_${name}\\{format="deb",mode="${mode}"\\} (\\S+)`, 'm').exec(metrics)?.[1] ?? 0);
-    const publishes = ['append', 'full'].map((mode) => `${series('count', mode)} ${mode} (mean ${((1000 * series('sum', mode)) / Math.max(1, series('count', mode))).toFixed(1)} ms)`).join(', ');
+    const publishes = publishesOf(metrics);
 
     // Count what the signed index lists: InRelease must verify, Packages must match its hash.
     const keyring = join(work, 'upload-key.gpg');
@@ -170,13 +157,13 @@ async function main(): Promise<void> {
       ['packages uploaded', `${COUNT} by ${CLIENTS} concurrent clients, to the service ${UNDER_TSX ? 'under tsx' : 'compiled and bundled'}`],
       ['throughput', `${(COUNT / seconds).toFixed(1)} packages/s (${seconds.toFixed(1)} s)`],
       ['service CPU per upload during them (all threads: event loop, pool, payload reader)', `${(cpuUser + cpuSystem).toFixed(1)} ms (user ${cpuUser.toFixed(1)}, kernel ${cpuSystem.toFixed(1)})`],
-      ['an upload during them, by the service (Server-Timing, median of each part)', medianTiming(burstTimings)],
+      ['an upload during them, by the service (Server-Timing, median of each part)', medianServerTiming(burstTimings)],
       ['index publishes during the uploads', publishes],
       ['uploads not answered 201 published', String(failed)],
       ['missing from the signed index', String(missing)],
       ['Contents complete after the burst (payloads read behind it, every package in the signed Contents)', `${contentsCatchUp.toFixed(1)} s`],
       [`one more upload until in the signed index (median of ${EXTRA}, at rest)`, `${formatMs(oneMs)} (${oneMsSamples.map((ms) => ms.toFixed(0)).join(', ')} ms)`],
-      ['the same, by the service (Server-Timing, median of each part)', medianTiming(timings)],
+      ['the same, by the service (Server-Timing, median of each part)', medianServerTiming(timings)],
     ];
     const targets = `targets: >= 250 packages/s: ${COUNT / seconds >= 250 ? 'met' : 'NOT met'}; none missing: ${missing === 0 ? 'met' : 'NOT met'}; one more upload <= 25 ms: ${oneMs <= 25 ? 'met' : 'NOT met'}`;
     if (process.argv.includes('--no-aptly')) {

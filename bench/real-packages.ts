@@ -25,7 +25,7 @@ import { loginAsInitialAdmin, waitUntilReady } from '../harness/service.js';
 import { buildService, rssOf, spawnCompiledService } from './lib/compiled-service.js';
 import { numberArg, stringArg } from './lib/args.js';
 import { cpuMsOf, runMeasured } from './lib/proc.js';
-import { quantile } from './lib/timing.js';
+import { medianServerTiming, publishesOf, quantile } from './lib/timing.js';
 import { textTable } from './lib/table.js';
 import { throwawayGpgHome } from './lib/gpg-home.js';
 
@@ -80,6 +80,8 @@ async function main(): Promise<void> {
   let oursMs = 0;
   let serviceCpuMs = 0;
   const probeMs: number[] = [];
+  const serverTimings: string[] = [];
+  let publishes = '';
   let catchUpMs = 0;
   let peak = 0;
   const failures: string[] = [];
@@ -96,6 +98,7 @@ async function main(): Promise<void> {
       form.set('distribution', 'bookworm');
       form.set('file', await openAsBlob(path), basename(path));
       const res = await fetch(`${base}/upload`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: form });
+      serverTimings.push(res.headers.get('server-timing') ?? '');
       check(path, res.status, (await res.json()) as { status?: string; detail?: string });
     };
     const uploadWithCurl = async (path: string) => {
@@ -126,6 +129,7 @@ async function main(): Promise<void> {
     uploading = false;
     await probe;
     serviceCpuMs = (await cpuMsOf(server.pid!)) - cpuBefore;
+    publishes = publishesOf(await (await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${token}` } })).text());
     // The payloads (file lists for Contents) are read behind the uploads: how long until done.
     const pending = async () => Number(/^tollgate_deb_payloads_pending (\d+)/m.exec(await (await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${token}` } })).text())?.[1] ?? NaN);
     const atEnd = await pending();
@@ -149,6 +153,8 @@ async function main(): Promise<void> {
       ['uploaded', `${files.length - failures.length} of ${files.length} (${(bytes / MB).toFixed(0)} MB) in ${(oursMs / 1000).toFixed(1)} s`],
       ['throughput', `${mbps(bytes, oursMs)}, ${(files.length / (oursMs / 1000)).toFixed(1)} packages/s`],
       ['GET /health/live meanwhile: median, p99, max', [0.5, 0.99, 1].map((q) => `${quantile(probeMs, q).toFixed(1)} ms`).join(', ')],
+      ['an upload, by the service (Server-Timing, median of each part; fetch clients)', serverTimings.length ? medianServerTiming(serverTimings) : 'not measured with curl'],
+      ['index publishes during the uploads', publishes],
       ['service CPU (all threads) while uploading', `${(serviceCpuMs / 1000).toFixed(1)} s, ${(serviceCpuMs / (bytes / 1e9) / 1000).toFixed(1)} s per GB`],
       ['Contents complete (every payload read)', `${((oursMs + catchUpMs) / 1000).toFixed(1)} s after the first upload, ${mbps(bytes, oursMs + catchUpMs)}`],
       ['service peak RSS', `${(peak / 2 ** 20).toFixed(0)} MiB`],

@@ -30,3 +30,21 @@ export function formatMs(ms: number): string {
 export function formatMiB(bytes: number): string {
   return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 }
+
+/** The median of each part of several Server-Timing headers (`receive 1.2, format 0.8, …`). */
+export function medianServerTiming(headers: readonly string[]): string {
+  const parts = new Map<string, number[]>();
+  for (const header of headers) {
+    for (const entry of header.split(', ')) {
+      const [name, dur] = entry.split(';dur=');
+      if (name && dur) parts.set(name, [...(parts.get(name) ?? []), Number(dur)]);
+    }
+  }
+  return [...parts].map(([name, values]) => `${name} ${median(values).toFixed(1)}`).join(', ') + ' ms';
+}
+
+/** How many APT index publishes the service made, by mode, and their mean duration (from its /metrics text). */
+export function publishesOf(metrics: string): string {
+  const series = (name: string, mode: string) => Number(new RegExp(`^tollgate_publish_duration_seconds_${name}\\{format="deb",mode="${mode}"\\} (\\S+)`, 'm').exec(metrics)?.[1] ?? 0);
+  return ['append', 'full'].map((mode) => `${series('count', mode)} ${mode} (mean ${((1000 * series('sum', mode)) / Math.max(1, series('count', mode))).toFixed(1)} ms)`).join(', ');
+}
