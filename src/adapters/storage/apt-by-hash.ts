@@ -190,12 +190,12 @@ export async function pruneByHash(indexDir: string, state: { variants: ReadonlyA
         if (isErrno(err, 'ENOENT')) continue;
         throw err;
       }
-      for (const name of names) {
+      await Promise.all(names.map(async (name) => {
         const rel = `by-hash/${dir}/${name}`;
-        if (keptFiles.has(rel) || name.startsWith('.')) continue;
+        if (keptFiles.has(rel) || name.startsWith('.')) return;
         const info = await stat(join(indexDir, rel)).catch(() => null);
         if (info && info.isFile() && info.mtimeMs < cutoff) await removeFile(join(indexDir, rel));
-      }
+      }));
     }
   }
   // Not fsynced: after a power loss an older manifest only keeps fewer files (see above).
