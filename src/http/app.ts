@@ -91,6 +91,9 @@ async function installDocs(app: FastifyInstance, ctx: AppContext): Promise<void>
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 }
 
+/** Methods that change nothing: their answers need not wait for the database to be durable. */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
 export async function buildApp(ctx: AppContext): Promise<BuiltApp> {
   const deferred = new DeferredCompilations();
   const app = Fastify({
@@ -123,6 +126,8 @@ export async function buildApp(ctx: AppContext): Promise<BuiltApp> {
   installInputGuard(app);
   app.addHook('onSend', async (request, reply) => {
     void reply.header('x-request-id', request.id);
+    // A change is reported once its commits would survive a power loss (adapters/db/durability.ts).
+    if (!SAFE_METHODS.has(request.method) && reply.statusCode < 400) await ctx.durable();
   });
 
   await app.register(helmet, { contentSecurityPolicy: false, crossOriginResourcePolicy: { policy: 'same-site' } });

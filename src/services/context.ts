@@ -10,6 +10,7 @@ import { writeSecretFile } from '../adapters/crypto/secret-file.js';
 import { withAuditAppendLock } from '../adapters/db/audit.table.js';
 import { pingDatabase } from '../adapters/db/health.table.js';
 import { migrateToLatest, openDatabase, type Db, type DbDialect } from '../adapters/db/index.js';
+import type { Durable } from '../adapters/db/durability.js';
 import { Metrics } from '../adapters/metrics/metrics.js';
 import { readUpstreamKeys } from '../adapters/signing/upstream-verify.js';
 import type { SettingKey, SettingProblem } from '../domain/settings.js';
@@ -38,6 +39,8 @@ export interface AppContext {
   log: Logger;
   db: Db;
   dialect: DbDialect;
+  /** Resolves once the commits made so far would survive a power loss: answers that report a change wait for it. */
+  durable: Durable;
   box: SecretBox;
   audit: AuditLog;
   settings: SettingsService;
@@ -80,7 +83,7 @@ async function trustedKeyProblems(patch: Partial<Record<SettingKey, unknown>>): 
 }
 
 export async function createContext(config: Config, log: Logger): Promise<AppContext> {
-  const { db, dialect, close } = openDatabase(config.databaseUrl, config.dataDir);
+  const { db, dialect, close, durable } = openDatabase(config.databaseUrl, config.dataDir);
   await migrateToLatest(db);
   const box = new SecretBox(config.settingsKey ?? config.jwtSecret, 'settings');
   // On PostgreSQL, replicas may share DATA_DIR: their appends take turns on one chain.
@@ -113,7 +116,7 @@ export async function createContext(config: Config, log: Logger): Promise<AppCon
   const dashboard = new DashboardService(db);
   const downloads = new DownloadsService({ db, dialect, log, accessLogPath: config.accessLogPath, ingestEveryMs: config.accessLogIntervalMs });
   const ctx: AppContext = {
-    config, log, db, dialect, box, audit, settings, users, tokens, auth, accounts, passwordResets,
+    config, log, db, dialect, durable, box, audit, settings, users, tokens, auth, accounts, passwordResets,
     metrics, health, mail, notifier, checks, repo, security, jobs, dashboard, downloads, imports,
     // Deliveries still under way get a bounded wait before the database closes.
     closers: [close, () => notifier.idle(10_000)],

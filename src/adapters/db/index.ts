@@ -6,6 +6,7 @@ import pg from 'pg';
 import type { Database } from './schema.js';
 import { SqliteDialectKeepingCause, withStatementCache } from './sqlite-dialect.js';
 import { PromptlyCollectedClient } from './pg-client.js';
+import { alreadyDurable, walDurability, type Durable } from './durability.js';
 import * as m0001 from './migrations/0001-foundation.js';
 import * as m0002 from './migrations/0002-packages.js';
 import * as m0003 from './migrations/0003-security.js';
@@ -32,6 +33,8 @@ export interface DatabaseHandle {
   db: Db;
   dialect: DbDialect;
   close(): Promise<void>;
+  /** Resolves once the commits made so far would survive a power loss (durability.ts). */
+  durable: Durable;
 }
 
 /** Migrations in code, in order; the name is the sort key Kysely records. */
@@ -79,7 +82,7 @@ export function openDatabase(databaseUrl: string | null, dataDir: string): Datab
     pool.on('error', () => undefined);
     pool.on('connect', (client) => client.on('error', () => undefined));
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    return { db, dialect: 'postgres', close: () => db.destroy() };
+    return { db, dialect: 'postgres', close: () => db.destroy(), durable: alreadyDurable };
   }
   const file = databaseUrl?.startsWith('sqlite:') ? databaseUrl.slice('sqlite:'.length) : join(dataDir, 'tollgate.db');
   restrictToOwner(file);
@@ -89,7 +92,7 @@ export function openDatabase(databaseUrl: string | null, dataDir: string): Datab
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
   const db = new Kysely<Database>({ dialect: new SqliteDialectKeepingCause({ database: withStatementCache(sqlite) }) });
-  return { db, dialect: 'sqlite', close: () => db.destroy() };
+  return { db, dialect: 'sqlite', close: () => db.destroy(), durable: walDurability(`${file}-wal`) };
 }
 
 /**

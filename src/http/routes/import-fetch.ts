@@ -113,6 +113,7 @@ export async function importFetchRoutes(app: App, ctx: AppContext): Promise<void
     reply.raw.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-request-id': request.id });
     try {
       const report: ImportReport = await importer.run(requests, options, (event: ImportEvent) => sse(reply, event.event, event));
+      await ctx.durable();
       sse(reply, 'result', report);
     } catch (error) {
       const answer = toErrorAnswer(asHttp(error));

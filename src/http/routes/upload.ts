@@ -149,6 +149,7 @@ export async function uploadRoutes(app: App, ctx: AppContext): Promise<void> {
         { distribution: form.distribution, component: form.component, file: form.file, sourceFiles: form.sourceFiles, claimedSha256: form.sha256, user: principal.user.username, ip: request.ip },
         observer,
       );
+      await ctx.durable();
       sse(reply, 'result', { http_status: answer.httpStatus, ...answer.body });
     } catch (error) {
       const answer = toErrorAnswer(error);
