@@ -112,6 +112,8 @@ describe('audit log hash chain', () => {
     const log = await writeSome(dir, 2, () => now);
     assert.deepEqual(await log.removeOlderThan(30), { files: ['2026-01-01.jsonl'], upToSeq: 2 });
     assert.equal((await log.verify()).ok, true);
+    // The anchor is written whole (temp file, fsync, rename) before the day file goes: no temp name is left.
+    assert.deepEqual((await readdir(dir)).sort(), ['2026-03-01.jsonl', 'retention-anchor.json']);
     await cleanup();
   });
 });

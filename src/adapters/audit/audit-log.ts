@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
-import { open, readdir, readFile, unlink, writeFile, type FileHandle } from 'node:fs/promises';
+import { open, readdir, readFile, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
+import { writeFileAtomic } from '../storage/atomic.js';
 
 export const AUDIT_ACTIONS = [
   'UPLOAD', 'DELETE', 'IMPORT', 'SYNC', 'LOGIN', 'LOGOUT', 'USER_CREATE', 'USER_UPDATE', 'USER_DELETE',
@@ -295,7 +296,9 @@ export class AuditLog {
     if (!last) return { files: [], upToSeq: null };
     const lines = (await readFile(join(this.dir, last), 'utf8')).split('\n').filter((l) => l.trim());
     const tip = lines.length ? (JSON.parse(lines.at(-1)!) as AuditEntry) : null;
-    if (tip) await writeFile(join(this.dir, ANCHOR_FILE), JSON.stringify({ seq: tip.seq, hash: tip.hash }));
+    // Whole and on disk before the files it stands for go: a crash between must not leave a
+    // chain that starts nowhere (or an anchor cut short).
+    if (tip) await writeFileAtomic(join(this.dir, ANCHOR_FILE), JSON.stringify({ seq: tip.seq, hash: tip.hash }));
     for (const file of expired) await unlink(join(this.dir, file));
     return { files: expired, upToSeq: tip?.seq ?? null };
   }
