@@ -24,6 +24,7 @@ import { countDownloads } from './download-counter.js';
 import { repositoryRoutes } from './routes/repository.js';
 import { uiRoutes } from './routes/ui.js';
 import type { App } from './types.js';
+import { changesState } from './session-cookie.js';
 
 const JSON_BODY_LIMIT = 1024 * 1024;
 
@@ -91,9 +92,6 @@ async function installDocs(app: FastifyInstance, ctx: AppContext): Promise<void>
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 }
 
-/** Methods that change nothing: their answers need not wait for the database to be durable. */
-const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
-
 export async function buildApp(ctx: AppContext): Promise<BuiltApp> {
   const deferred = new DeferredCompilations();
   const app = Fastify({
@@ -127,7 +125,7 @@ export async function buildApp(ctx: AppContext): Promise<BuiltApp> {
   app.addHook('onSend', async (request, reply) => {
     void reply.header('x-request-id', request.id);
     // A change is reported once its commits would survive a power loss (adapters/db/durability.ts).
-    if (!SAFE_METHODS.has(request.method) && reply.statusCode < 400) await ctx.durable();
+    if (changesState(request.method) && reply.statusCode < 400) await ctx.durable();
   });
 
   await app.register(helmet, { contentSecurityPolicy: false, crossOriginResourcePolicy: { policy: 'same-site' } });

@@ -8,24 +8,17 @@
  * an upload answered 201 is in a database that survives the power loss its index files survive.
  * PostgreSQL's commits are durable when they return (synchronous_commit): nothing to wait for.
  */
-import { open } from 'node:fs/promises';
+import { isErrno, syncFile } from '../storage/atomic.js';
 
 /** Resolves once every commit made before the call is on disk. */
 export type Durable = () => Promise<void>;
 
-/** A sync of `path`'s data; a missing file has nothing to sync. */
-async function syncFile(path: string): Promise<void> {
-  let handle;
+/** A sync of the WAL file; a missing one (no write yet) has nothing to sync. */
+async function syncWal(path: string): Promise<void> {
   try {
-    handle = await open(path, 'r');
+    await syncFile(path);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
-    throw error;
-  }
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
+    if (!isErrno(error, 'ENOENT')) throw error;
   }
 }
 
@@ -34,7 +27,7 @@ async function syncFile(path: string): Promise<void> {
  * under way may have committed after it began: it waits for the next one, which every caller
  * arriving meanwhile shares.
  */
-export function walDurability(walPath: string, sync: (path: string) => Promise<void> = syncFile): Durable {
+export function walDurability(walPath: string, sync: (path: string) => Promise<void> = syncWal): Durable {
   let running: Promise<void> | null = null;
   let next: Promise<void> | null = null;
   const start = (): Promise<void> => {

@@ -10,9 +10,10 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import { tempPathFor } from './temp-names.js';
+import { syncFile } from './atomic.js';
 import type { ContentDigests } from './hash-stream.js';
 import { extendObject, finishWrite, objectPath, placeObject } from './apt-by-hash.js';
-import { Digests, gzipMember, HashTap, syncFile, writeAndWait, type AptIndexState, type IndexFileOptions, type StagedWrite, type VariantName, type VariantState } from './apt-index-files.js';
+import { Digests, gzipMember, HashTap, writeAndWait, type AptIndexState, type IndexFileOptions, type StagedWrite, type VariantName, type VariantState } from './apt-index-files.js';
 
 export const contentsFileName = (arch: string): VariantName => `Contents-${arch}.gz`;
 

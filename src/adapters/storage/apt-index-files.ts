@@ -6,7 +6,7 @@
  */
 import { createHash, type Hash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdir, open, rm, stat } from 'node:fs/promises';
+import { mkdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Transform, type TransformCallback, type Writable } from 'node:stream';
 import { finished, pipeline } from 'node:stream/promises';
@@ -17,7 +17,7 @@ import { DomainError } from '../../domain/errors.js';
 import { packagesIndex } from '../../domain/repo/apt/stanza.js';
 import { parseXzTail, storedXzBlock, xzBlocksOf, xzIndexAndFooter, type XzBlockRecord } from '../../domain/repo/xz-container.js';
 import { extendObject, finishWrite, objectPath, placeObject } from './apt-by-hash.js';
-import { isErrno } from './atomic.js';
+import { isErrno, syncFile } from './atomic.js';
 import { tempPathFor } from './temp-names.js';
 import type { ContentDigests } from './hash-stream.js';
 import type { SpareCopies } from './spare-copies.js';
@@ -184,15 +184,6 @@ class XzTailTap extends Transform {
     const keep = layout.indexOffset - hashed;
     this.prefix.updateSync(pending.subarray(0, keep));
     return { xz: { blocks: layout.blocks, flags: layout.flags, indexOffset: layout.indexOffset }, prefix: this.prefix, tail: pending.subarray(keep) };
-  }
-}
-
-export async function syncFile(path: string): Promise<void> {
-  const handle = await open(path, 'r+');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
   }
 }
 

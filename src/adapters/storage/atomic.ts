@@ -20,6 +20,16 @@ export async function inFolder<T>(path: string, write: () => Promise<T>): Promis
   }
 }
 
+/** fsync a file written before (through another descriptor, or by another program). */
+export async function syncFile(path: string): Promise<void> {
+  const handle = await open(path, 'r+');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
 /** fsync a folder so a rename inside it survives a power loss (ignored where unsupported). */
 export async function fsyncDir(dir: string): Promise<void> {
   let handle;
