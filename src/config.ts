@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseLogGlob } from './domain/downloads/log-glob.js';
@@ -100,12 +100,40 @@ function resolveJwtSecret(env: NodeJS.ProcessEnv, production: boolean, dataDir: 
   }
   if (given) return given;
   const file = join(dataDir, 'jwt-secret');
-  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  const kept = existsSync(file) ? readFileSync(file, 'utf8').trim() : '';
+  // Shorter than any secret this writes: a damaged file (it was written in place before) is
+  // replaced rather than signing tokens with what is left of it, or with nothing.
+  if (kept.length >= MIN_GENERATED_SECRET) return kept;
   mkdirSync(dataDir, { recursive: true });
-  const secret = randomBytes(48).toString('base64url');
-  writeFileSync(file, secret, { mode: 0o600 });
-  chmodSync(file, 0o600);
-  return secret;
+  return keepNewSecret(file, randomBytes(48).toString('base64url'));
+}
+
+const MIN_GENERATED_SECRET = 32;
+
+/**
+ * Puts a generated secret in `file` (0600) atomically: written and fsynced under a temporary
+ * name, then linked to the real one. Two processes starting on the same DATA_DIR at once both
+ * use whichever secret was linked first.
+ */
+function keepNewSecret(file: string, secret: string): string {
+  const temp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  const fd = openSync(temp, 'wx', 0o600);
+  try {
+    writeSync(fd, secret);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  try {
+    if (existsSync(file)) renameSync(temp, file);
+    else linkSync(temp, file);
+    return secret;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    return readFileSync(file, 'utf8').trim();
+  } finally {
+    rmSync(temp, { force: true });
+  }
 }
 
 function resolveClamav(env: NodeJS.ProcessEnv): Config['clamav'] {

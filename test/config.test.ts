@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../src/config.js';
@@ -25,6 +25,21 @@ describe('configuration', () => {
     assert.ok(existsSync(`${dir}/jwt-secret`));
     assert.equal(statSync(`${dir}/jwt-secret`).mode & 0o777, 0o600);
     assert.equal(readFileSync(`${dir}/jwt-secret`, 'utf8'), a.jwtSecret);
+    assert.deepEqual(readdirSync(dir), ['jwt-secret'], 'no temporary file is left');
+    await cleanup();
+  });
+
+  it('replaces a damaged development secret (empty or cut short) instead of signing with it', async () => {
+    const { dir, cleanup } = await makeTempDir();
+    for (const damaged of ['', 'abc\n', 'x'.repeat(31)]) {
+      writeFileSync(join(dir, 'jwt-secret'), damaged, { mode: 0o644 });
+      const { jwtSecret } = loadConfig({ DATA_DIR: dir });
+      assert.ok(jwtSecret.length >= 32, JSON.stringify(damaged));
+      assert.equal(readFileSync(join(dir, 'jwt-secret'), 'utf8'), jwtSecret);
+      assert.equal(statSync(join(dir, 'jwt-secret')).mode & 0o777, 0o600);
+      assert.equal(loadConfig({ DATA_DIR: dir }).jwtSecret, jwtSecret);
+    }
+    assert.deepEqual(readdirSync(dir), ['jwt-secret']);
     await cleanup();
   });
 
