@@ -134,10 +134,11 @@ describe('architecture', () => {
     assert.deepEqual(wrong, []);
   });
 
-  it('leaves files to adapters: no node:fs in services or routes', () => {
+  it('leaves files and outside-world clients to adapters: no node:fs, database, Redis, LDAP or mail library in services or routes', () => {
+    const outsideWorld = /^((node:)?fs(\/promises)?|pg|better-sqlite3|ioredis|ldapts|nodemailer)$/;
     const wrong = [...modules]
       .filter(([module]) => ['services', 'http'].includes(layerOf(module)))
-      .flatMap(([module, list]) => list.filter((i) => /^(node:)?fs(\/promises)?$/.test(i.target)).map((i) => `${module} imports ${i.target}`));
+      .flatMap(([module, list]) => list.filter((i) => outsideWorld.test(i.target) && !i.typeOnly).map((i) => `${module} imports ${i.target}`));
     assert.deepEqual(wrong, []);
   });
 

@@ -42,13 +42,10 @@ function installMetrics(app: FastifyInstance, ctx: AppContext): void {
 }
 
 async function installRateLimits(app: FastifyInstance, ctx: AppContext): Promise<void> {
-  // ioredis is loaded only when Redis is configured: a single replica never needs its code in memory.
-  const redis = ctx.config.redisUrl ? new (await import('ioredis')).Redis(ctx.config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false }) : undefined;
-  if (redis) ctx.closers.push(async () => void redis.disconnect());
   await app.register(rateLimit, {
     global: false,
     hook: 'preHandler',
-    store: sharedRateLimitStore(redis, 'tollgate-rl:'),
+    store: sharedRateLimitStore(ctx.rateCounters),
     // Per route template, whichever prefix (/, /api, /api/v1) served the request.
     keyGenerator: (request) => {
       const { limit, template } = request.routeOptions.config ?? {};

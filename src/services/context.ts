@@ -11,6 +11,7 @@ import { withAuditAppendLock } from '../adapters/db/audit.table.js';
 import { pingDatabase } from '../adapters/db/health.table.js';
 import { migrateToLatest, openDatabase, type Db, type DbDialect } from '../adapters/db/index.js';
 import type { Durable } from '../adapters/db/durability.js';
+import { openWindowCounters, type WindowCounters } from '../adapters/counters/window-counters.js';
 import { Metrics } from '../adapters/metrics/metrics.js';
 import { readUpstreamKeys } from '../adapters/signing/upstream-verify.js';
 import type { SettingKey, SettingProblem } from '../domain/settings.js';
@@ -68,6 +69,8 @@ export interface AppContext {
   downloads: DownloadsService;
   /** Import from upstream repositories: sources, catalog sync. */
   imports: ImportService;
+  /** Rate-limit counters: in this process, or in Redis (REDIS_URL) shared by the replicas. */
+  rateCounters: WindowCounters;
   /** Run in reverse order at shutdown. */
   closers: Array<() => Promise<void>>;
 }
@@ -115,11 +118,12 @@ export async function createContext(config: Config, log: Logger): Promise<AppCon
   registerImportJobs(jobs, imports);
   const dashboard = new DashboardService(db);
   const downloads = new DownloadsService({ db, dialect, log, accessLogPath: config.accessLogPath, ingestEveryMs: config.accessLogIntervalMs });
+  const rateCounters = await openWindowCounters(config.redisUrl, 'tollgate-rl:');
   const ctx: AppContext = {
     config, log, db, dialect, durable, box, audit, settings, users, tokens, auth, accounts, passwordResets,
-    metrics, health, mail, notifier, checks, repo, security, jobs, dashboard, downloads, imports,
+    metrics, health, mail, notifier, checks, repo, security, jobs, dashboard, downloads, imports, rateCounters,
     // Deliveries still under way get a bounded wait before the database closes.
-    closers: [close, () => notifier.idle(10_000)],
+    closers: [close, () => notifier.idle(10_000), () => rateCounters.close()],
   };
   // A package whose payload the background check finds malformed is quarantined like any other.
   repo.fileLists.onMalformed(async (pkg, reason) => {
