@@ -13,7 +13,7 @@ import { parseControlStanza, type ControlStanza } from './control.js';
 import { parseRelations } from './relations.js';
 import { walkTar, type TarEntryHeader, type TarEntryType } from './tar.js';
 import { assertValidArchitectureName, assertValidPackageName, assertValidPackageVersion } from './names.js';
-import { detectCompression, type Compression } from '../compression.js';
+import { detectCompression, type Compression, type DecompressionLimits } from '../compression.js';
 import { PackageFormatError } from '../errors.js';
 
 export { openArMember, type ArMember } from './ar.js';
@@ -336,10 +336,12 @@ function validateControl(stanza: ControlStanza): ControlIdentity {
 /**
  * The payload's file list, read apart from the rest (see {@link DebPayloadReading}); the same
  * checks and errors as `readDebPackage` with `list`. xz is decoded off the event loop: by
- * `xzDecoder` when given (another process), else on the thread pool.
+ * `xzDecoder` when given (another process; as for RPM payloads, DecompressionLimits.xzDecoder),
+ * else on the thread pool.
  */
-export async function listDebPayload(path: string, overrides: Partial<DebLimits> = {}, xzDecoder?: () => Duplex): Promise<DebFileEntry[]> {
-  const limits: DebLimits = { ...DEFAULT_DEB_LIMITS, ...overrides };
+export async function listDebPayload(path: string, overrides: Partial<DebLimits> & Pick<DecompressionLimits, 'xzDecoder'> = {}): Promise<DebFileEntry[]> {
+  const { xzDecoder, ...given } = overrides;
+  const limits: DebLimits = { ...DEFAULT_DEB_LIMITS, ...given };
   const layout = locateMembers(await readArMembers(path, { maxMembers: limits.maxMembers }));
   return listDataFiles(path, layout.data, limits, true, xzDecoder);
 }

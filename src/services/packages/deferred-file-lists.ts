@@ -17,7 +17,7 @@ import type { Logger } from 'pino';
 import { recordFileLists, unlistedPackages, type UnlistedPackage } from '../../adapters/db/packages.table.js';
 import type { Db } from '../../adapters/db/index.js';
 import type { PackageFiles } from '../../adapters/storage/interfaces.js';
-import { systemXzDecoder } from '../../adapters/storage/xz.js';
+import { withSystemXz } from '../../adapters/storage/xz.js';
 import { listDebPayload, type DebFileEntry } from '../../domain/deb/reader.js';
 import { DecoderFailure, PackageFormatError } from '../../domain/errors.js';
 import { fileEntry } from '../formats/deb.js';
@@ -76,7 +76,7 @@ export interface DeferredFileListsDeps {
 
 /** A payload's file list, its xz decoded by the system's xz where it runs (found at the first read). */
 function listWithSystemXz(path: string): Promise<DebFileEntry[]> {
-  return listDebPayload(path, {}, systemXzDecoder() ?? undefined);
+  return listDebPayload(path, withSystemXz({}));
 }
 
 /** Takes a package whose payload is malformed out of its distribution (the security service's quarantine). */

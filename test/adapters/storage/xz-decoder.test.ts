@@ -87,7 +87,7 @@ describe('payloads decoded by the system xz', () => {
     const files: Record<string, string | Buffer> = { 'usr/share/doc/x/README': 'x\n', 'usr/lib/x/blob': noise };
     for (let i = 0; i < 300; i++) files[`usr/share/x/${i}/f+${i}~1`] = `file ${i}\n`;
     const deb = await buildDeb(work.dir, { name: 'xz-listed', version: '1:2.0+ds1-1+b4', files, compression: 'xz' });
-    const viaXz = await listDebPayload(deb, {}, () => startXzDecoder());
+    const viaXz = await listDebPayload(deb, { xzDecoder: () => startXzDecoder() });
     assert.deepEqual(viaXz, await listDebPayload(deb));
     assert.equal(viaXz.filter((f) => f.type === 'file').length, 302);
     const control = 'Package: broken\nVersion: 1.0-1\nArchitecture: amd64\nMaintainer: T <t@example.invalid>\nDescription: d\n';
@@ -98,7 +98,7 @@ describe('payloads decoded by the system xz', () => {
       { name: 'control.tar.gz', data: await makeTar(work.dir, { './control': control }) },
       { name: 'data.tar.xz', data: payload },
     ]);
-    await assert.rejects(listDebPayload(broken, {}, () => startXzDecoder()), (error: unknown) => error instanceof PackageFormatError && error.code === 'decompression_failed');
+    await assert.rejects(listDebPayload(broken, { xzDecoder: () => startXzDecoder() }), (error: unknown) => error instanceof PackageFormatError && error.code === 'decompression_failed');
   });
 
   it('tells a decoder that could not run or was killed from a corrupt payload (DecoderFailure, not a format error)', async () => {
@@ -136,6 +136,6 @@ describe('payloads decoded by the system xz', () => {
     if (debs.length === 0) return t.skip('no .deb in the APT cache');
     // A few of the smaller ones: the comparison decodes each twice.
     const sample = debs.sort((a, b) => statSync(a).size - statSync(b).size).filter((_, i) => i % Math.max(1, Math.floor(debs.length / 8)) === 0).slice(0, 8);
-    for (const deb of sample) assert.deepEqual(await listDebPayload(deb, {}, () => startXzDecoder()), await listDebPayload(deb), deb);
+    for (const deb of sample) assert.deepEqual(await listDebPayload(deb, { xzDecoder: () => startXzDecoder() }), await listDebPayload(deb), deb);
   });
 });
