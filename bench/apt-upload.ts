@@ -1,7 +1,7 @@
 /**
  * bench/apt-upload: the real service, uploads over HTTP.
  *
- *   npx tsx bench/apt-upload.ts [--packages 2000] [--clients 8] [--no-aptly] [--tsx | --main path/to/tollgate.mjs]
+ *   npx tsx bench/apt-upload.ts [--packages 2000] [--clients 8] [--client http|fetch] [--no-aptly] [--tsx | --main path/to/tollgate.mjs]
  *
  * Starts Tollgate as `npm start` runs it (compiled and bundled, bench/lib/compiled-service.ts;
  * `--tsx`: the sources through tsx, as the figures before 2026-11-28 evening were taken; `--main`:
@@ -16,18 +16,18 @@
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { gunzipSync } from 'node:zlib';
-import { multipartBody } from '../harness/multipart.js';
 import { debCorpus } from './lib/deb-corpus.js';
-import { runMeasured } from './lib/proc.js';
+import { cpuTimesOf, runMeasured } from './lib/proc.js';
 import { textTable } from './lib/table.js';
 import { formatMs, median, medianServerTiming, publishesOf } from './lib/timing.js';
 import { freePort } from '../harness/net.js';
 import { loginAsInitialAdmin, spawnService, waitUntilReady } from '../harness/service.js';
 import { throwawayGpgHome } from './lib/gpg-home.js';
+import { clientKindArg, UploadClient } from './lib/upload-client.js';
 import { numberArg as arg, stringArg } from './lib/args.js';
 import { buildService, spawnCompiledService } from './lib/compiled-service.js';
 
@@ -37,18 +37,12 @@ const work = join(root, 'bench', '.work');
 
 const COUNT = arg('packages', 2000);
 const CLIENTS = arg('clients', 8);
+const CLIENT = clientKindArg();
 /** Extra uploads, one at a time after the burst: the median is the "one more upload" figure. */
 const EXTRA = 5;
 const UNDER_TSX = process.argv.includes('--tsx');
 const MAIN = stringArg('main');
 
-
-/** CPU time (all threads) a process has used so far in user and in kernel mode, from /proc (clock ticks of 10 ms). */
-async function processCpuMs(pid: number): Promise<{ user: number; system: number }> {
-  const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).replace(/^.*\) /s, '').split(' ');
-  // After the command name: state is field 3, utime 14 and stime 15 (1-based, man 5 proc).
-  return { user: Number(fields[11]) * 10, system: Number(fields[12]) * 10 };
-}
 
 async function main(): Promise<void> {
   await mkdir(work, { recursive: true });
@@ -60,6 +54,8 @@ async function main(): Promise<void> {
   const server = UNDER_TSX
     ? spawnService(dataDir, port, {}, 'inherit')
     : spawnCompiledService(MAIN ?? await buildService(join(work, 'apt-upload-dist')), dataDir, port, {}, 'inherit');
+  // Node's http with kept-alive connections (`--client fetch`: the clients before 2026-11-29, sixth session).
+  const client = new UploadClient(base, CLIENTS, CLIENT);
   try {
     await waitUntilReady(base);
     const token = await loginAsInitialAdmin(base, dataDir);
@@ -72,18 +68,16 @@ async function main(): Promise<void> {
     const burstTimings: string[] = [];
     let inBurst = false;
     const upload = async (path: string) => {
-      const form = await multipartBody({ distribution: 'jammy' }, { path });
-      const res = await fetch(`${base}/upload`, { method: 'POST', headers: { authorization: `Bearer ${token}`, ...form.headers }, body: form.payload });
-      const body = (await res.json()) as { status?: string };
-      lastTiming = res.headers.get('server-timing') ?? '';
+      const answer = await client.upload(path, { distribution: 'jammy' }, { authorization: `Bearer ${token}` });
+      lastTiming = String(answer.headers['server-timing'] ?? '');
       if (inBurst) burstTimings.push(lastTiming);
-      return res.status === 201 && body.status === 'published';
+      return answer.status === 201 && (JSON.parse(answer.body) as { status?: string }).status === 'published';
     };
 
     const files = corpus.entries.slice(0, COUNT).map((e) => join(corpus.repoRoot, e.poolPath));
     let next = 0;
     let failed = 0;
-    const cpuBefore = await processCpuMs(server.pid!);
+    const cpuBefore = await cpuTimesOf(server.pid!);
     const started = performance.now();
     inBurst = true;
     await Promise.all(
@@ -96,7 +90,7 @@ async function main(): Promise<void> {
     );
     const seconds = (performance.now() - started) / 1000;
     inBurst = false;
-    const cpuAfter = await processCpuMs(server.pid!);
+    const cpuAfter = await cpuTimesOf(server.pid!);
     const cpuUser = (cpuAfter.user - cpuBefore.user) / COUNT;
     const cpuSystem = (cpuAfter.system - cpuBefore.system) / COUNT;
     // How many publishes the uploads took, and how long one took (the service's own histogram).
@@ -154,7 +148,7 @@ async function main(): Promise<void> {
 
     const results: string[][] = [
       ['metric', 'value'],
-      ['packages uploaded', `${COUNT} by ${CLIENTS} concurrent clients, to the service ${UNDER_TSX ? 'under tsx' : 'compiled and bundled'}`],
+      ['packages uploaded', `${COUNT} by ${CLIENTS} concurrent clients (${CLIENT}), to the service ${UNDER_TSX ? 'under tsx' : 'compiled and bundled'}`],
       ['throughput', `${(COUNT / seconds).toFixed(1)} packages/s (${seconds.toFixed(1)} s)`],
       ['service CPU per upload during them (all threads: event loop, pool, payload reader)', `${(cpuUser + cpuSystem).toFixed(1)} ms (user ${cpuUser.toFixed(1)}, kernel ${cpuSystem.toFixed(1)})`],
       ['an upload during them, by the service (Server-Timing, median of each part)', medianServerTiming(burstTimings)],
@@ -194,6 +188,7 @@ async function main(): Promise<void> {
     // Issue #15's targets.
     console.log(`${targets}; >= 25x faster than aptly: ${aptlyMs / oneMs >= 25 ? 'met' : 'NOT met'}`);
   } finally {
+    client.close();
     server.kill('SIGTERM');
   }
 }

@@ -1,22 +1,23 @@
 /**
  * bench/real-packages: real Debian packages from the machine's APT cache, uploaded over HTTP.
  *
- *   npx tsx bench/real-packages.ts [--clients 4] [--limit N] [--client fetch|curl] [--no-peers] [--main path/to/tollgate.mjs]
+ *   npx tsx bench/real-packages.ts [--clients 4] [--limit N] [--client http|fetch|curl] [--no-peers] [--main path/to/tollgate.mjs]
  *
  * Starts the compiled service (as `npm start` runs it; RATE_LIMITS=off, its own DATA_DIR, no
  * clamd), uploads every amd64/all .deb of /var/cache/apt/archives with N concurrent clients
  * (each file streamed from disk), and reports MB/s, packages/s, the service's CPU time (all its
  * threads), its peak RSS, and how fast a GET /health/live is answered meanwhile. The clients
- * share the machine's cores with the service: `--client fetch` (the default) sends from this
- * process with Node's fetch and FormData, `--client curl` runs one `curl -F` per upload, as a
- * shell script would. Then
+ * share the machine's cores with the service: `--client http` (the default) sends from this
+ * process over node:http (bench/lib/upload-client.ts), `--client fetch` with Node's fetch and
+ * FormData (the figures before 2026-11-29, sixth session), `--client curl` runs one `curl -F` per
+ * upload, as a shell script would. Then
  * checks that every stanza of the published Packages is byte for byte what `apt-ftparchive
  * packages` writes for the same files, and, side by side, how fast the peers take in the same
  * files: `apt-ftparchive packages` (reads and hashes each file) and `aptly repo add` + `publish`.
  * Skips, saying so, when the cache holds no package.
  */
 import { execFile } from 'node:child_process';
-import { openAsBlob, readdirSync, statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { promisify } from 'node:util';
@@ -28,6 +29,7 @@ import { cpuMsOf, runMeasured } from './lib/proc.js';
 import { medianServerTiming, publishesOf, quantile } from './lib/timing.js';
 import { textTable } from './lib/table.js';
 import { throwawayGpgHome } from './lib/gpg-home.js';
+import { UploadClient } from './lib/upload-client.js';
 
 const run = promisify(execFile);
 const root = new URL('..', import.meta.url).pathname;
@@ -37,8 +39,8 @@ const CACHE = '/var/cache/apt/archives';
 const CLIENTS = numberArg('clients', 4);
 const LIMIT = numberArg('limit', Number.POSITIVE_INFINITY);
 const PEERS = !process.argv.includes('--no-peers');
-const CLIENT = stringArg('client') ?? 'fetch';
-if (CLIENT !== 'fetch' && CLIENT !== 'curl') throw new Error(`--client fetch|curl, not ${CLIENT}`);
+const CLIENT = stringArg('client') ?? 'http';
+if (CLIENT !== 'http' && CLIENT !== 'fetch' && CLIENT !== 'curl') throw new Error(`--client http|fetch|curl, not ${CLIENT}`);
 
 const MB = 1e6;
 const mbps = (bytes: number, ms: number) => `${(bytes / MB / (ms / 1000)).toFixed(1)} MB/s`;
@@ -85,6 +87,7 @@ async function main(): Promise<void> {
   let catchUpMs = 0;
   let peak = 0;
   const failures: string[] = [];
+  const client = new UploadClient(base, CLIENTS, CLIENT === 'fetch' ? 'fetch' : 'http');
   try {
     await waitUntilReady(base);
     const token = await loginAsInitialAdmin(base, dataDir);
@@ -93,13 +96,10 @@ async function main(): Promise<void> {
     const check = (path: string, status: number, body: { status?: string; detail?: string }) => {
       if (status !== 201 || body.status !== 'published') failures.push(`${basename(path)}: ${status} ${body.status ?? body.detail}`);
     };
-    const uploadWithFetch = async (path: string) => {
-      const form = new FormData();
-      form.set('distribution', 'bookworm');
-      form.set('file', await openAsBlob(path), basename(path));
-      const res = await fetch(`${base}/upload`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: form });
-      serverTimings.push(res.headers.get('server-timing') ?? '');
-      check(path, res.status, (await res.json()) as { status?: string; detail?: string });
+    const uploadFromHere = async (path: string) => {
+      const answer = await client.upload(path, { distribution: 'bookworm' }, { authorization: `Bearer ${token}` }, true);
+      serverTimings.push(String(answer.headers['server-timing'] ?? ''));
+      check(path, answer.status, JSON.parse(answer.body) as { status?: string; detail?: string });
     };
     const uploadWithCurl = async (path: string) => {
       // `Expect:` off: curl would otherwise wait for a 100 Continue before sending a large body.
@@ -108,7 +108,7 @@ async function main(): Promise<void> {
       const cut = stdout.lastIndexOf('\n');
       check(path, Number(stdout.slice(cut + 1)), JSON.parse(stdout.slice(0, cut)) as { status?: string; detail?: string });
     };
-    const upload = CLIENT === 'curl' ? uploadWithCurl : uploadWithFetch;
+    const upload = CLIENT === 'curl' ? uploadWithCurl : uploadFromHere;
     let next = 0;
     let uploading = true;
     // How the API answers others meanwhile: GET /health/live every 50 ms while the uploads run.
@@ -153,7 +153,7 @@ async function main(): Promise<void> {
       ['uploaded', `${files.length - failures.length} of ${files.length} (${(bytes / MB).toFixed(0)} MB) in ${(oursMs / 1000).toFixed(1)} s`],
       ['throughput', `${mbps(bytes, oursMs)}, ${(files.length / (oursMs / 1000)).toFixed(1)} packages/s`],
       ['GET /health/live meanwhile: median, p99, max', [0.5, 0.99, 1].map((q) => `${quantile(probeMs, q).toFixed(1)} ms`).join(', ')],
-      ['an upload, by the service (Server-Timing, median of each part; fetch clients)', serverTimings.length ? medianServerTiming(serverTimings) : 'not measured with curl'],
+      ['an upload, by the service (Server-Timing, median of each part)', serverTimings.length ? medianServerTiming(serverTimings) : 'not measured with curl'],
       ['index publishes during the uploads', publishes],
       ['service CPU (all threads) while uploading', `${(serviceCpuMs / 1000).toFixed(1)} s, ${(serviceCpuMs / (bytes / 1e9) / 1000).toFixed(1)} s per GB`],
       ['Contents complete (every payload read)', `${((oursMs + catchUpMs) / 1000).toFixed(1)} s after the first upload, ${mbps(bytes, oursMs + catchUpMs)}`],
@@ -163,6 +163,7 @@ async function main(): Promise<void> {
     ]));
     for (const f of failures.slice(0, 10)) console.log(`not published: ${f}`);
   } finally {
+    client.close();
     server.kill('SIGTERM');
   }
   if (!PEERS) return;

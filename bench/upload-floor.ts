@@ -1,10 +1,10 @@
 /**
  * bench/upload-floor: how many tiny uploads this machine takes at all, whatever the service.
  *
- *   npx tsx bench/upload-floor.ts [--packages 2000] [--clients 8]
- *   npx tsx bench/upload-floor.ts --real [--limit 400] [--clients 4]
+ *   npx tsx bench/upload-floor.ts [--packages 2000] [--clients 8] [--client http|fetch]
+ *   npx tsx bench/upload-floor.ts --real [--limit 400] [--clients 4] [--client http|fetch]
  *
- * The same corpus and clients as bench/apt-upload (tiny .deb files, N concurrent fetch clients
+ * The same corpus and clients as bench/apt-upload (tiny .deb files, N concurrent clients
  * in this process, each waiting for its answer before the next upload), against a bare server in
  * the framework Tollgate uses (bench/lib/floor-server.mjs), at three tiers: `receive` (the body
  * parsed, the file dropped), `durable` (the four digests, the file written and fsynced, renamed
@@ -12,17 +12,19 @@
  * server's CPU time per upload and this process's (the clients'): what Tollgate's figures in
  * bench/apt-upload are to be read against. No validation, index, signature or audit trail here.
  * `--real`: bench/real-packages's files and clients instead (the machine's APT cache, amd64 and
- * all, sorted by name, the first `--limit`; streamed with fetch and FormData), in MB/s.
+ * all, sorted by name, the first `--limit`; streamed), in MB/s. The clients are bench/lib/upload-client.ts
+ * (node:http; `--client fetch`: fetch, as before 2026-11-29, sixth session).
  */
 import { spawn } from 'node:child_process';
-import { openAsBlob, readdirSync, statSync } from 'node:fs';
-import { readFile, rm } from 'node:fs/promises';
-import { basename, join } from 'node:path';
-import { multipartBody } from '../harness/multipart.js';
+import { readdirSync, statSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { freePort } from '../harness/net.js';
 import { debCorpus } from './lib/deb-corpus.js';
 import { numberArg as arg } from './lib/args.js';
 import { textTable } from './lib/table.js';
+import { cpuMsOf } from './lib/proc.js';
+import { clientKindArg, UploadClient } from './lib/upload-client.js';
 
 const root = new URL('..', import.meta.url).pathname;
 const work = join(root, 'bench', '.work');
@@ -32,28 +34,7 @@ const LIMIT = arg('limit', 400);
 const CLIENTS = arg('clients', REAL ? 4 : 8);
 const TIERS = ['receive', 'durable', 'row'] as const;
 const CACHE = '/var/cache/apt/archives';
-
-/** One upload: the tiny corpus as apt-upload sends it, a real package as real-packages does (streamed). */
-async function upload(base: string, path: string): Promise<boolean> {
-  let res: Response;
-  if (REAL) {
-    const form = new FormData();
-    form.set('distribution', 'bookworm');
-    form.set('file', await openAsBlob(path), basename(path));
-    res = await fetch(`${base}/upload`, { method: 'POST', body: form });
-  } else {
-    const form = await multipartBody({ distribution: 'jammy' }, { path });
-    res = await fetch(`${base}/upload`, { method: 'POST', headers: form.headers, body: form.payload });
-  }
-  const body = (await res.json()) as { status?: string };
-  return res.status === 201 && body.status === 'published';
-}
-
-/** CPU time (all threads, user and kernel) a process has used so far, from /proc (ticks of 10 ms). */
-async function processCpuMs(pid: number): Promise<number> {
-  const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).replace(/^.*\) /s, '').split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
+const CLIENT = clientKindArg();
 
 async function measure(tier: (typeof TIERS)[number], files: readonly string[]): Promise<string[]> {
   const dir = join(work, `floor-${tier}`);
@@ -63,22 +44,27 @@ async function measure(tier: (typeof TIERS)[number], files: readonly string[]): 
     env: { ...process.env, TIER: tier, DIR: dir, PORT: String(port) },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
+  const client = new UploadClient(`http://127.0.0.1:${port}`, CLIENTS, CLIENT);
   try {
     await new Promise((resolve, reject) => {
       server.stdout!.once('data', resolve);
       server.once('exit', (code) => reject(new Error(`the floor server exited (${code})`)));
     });
-    const base = `http://127.0.0.1:${port}`;
+    // A real package is streamed as it is read, a tiny one sent whole.
+    const upload = async (path: string) => {
+      const answer = await client.upload(path, { distribution: REAL ? 'bookworm' : 'jammy' }, {}, REAL);
+      return answer.status === 201 && (JSON.parse(answer.body) as { status?: string }).status === 'published';
+    };
     let next = 0;
     let failed = 0;
-    const serverBefore = await processCpuMs(server.pid!);
+    const serverBefore = await cpuMsOf(server.pid!);
     const clientsBefore = process.cpuUsage();
     const started = performance.now();
     await Promise.all(Array.from({ length: CLIENTS }, async () => {
-      while (next < files.length) if (!(await upload(base, files[next++]!))) failed++;
+      while (next < files.length) if (!(await upload(files[next++]!))) failed++;
     }));
     const seconds = (performance.now() - started) / 1000;
-    const serverMs = (await processCpuMs(server.pid!)) - serverBefore;
+    const serverMs = (await cpuMsOf(server.pid!)) - serverBefore;
     const clients = process.cpuUsage(clientsBefore);
     if (failed > 0) throw new Error(`${failed} uploads not answered 201`);
     const clientsMs = (clients.user + clients.system) / 1000;
@@ -88,6 +74,7 @@ async function measure(tier: (typeof TIERS)[number], files: readonly string[]): 
     }
     return [tier, (files.length / seconds).toFixed(1), (serverMs / files.length).toFixed(2), (clientsMs / files.length).toFixed(2)];
   } finally {
+    client.close();
     server.kill();
   }
 }

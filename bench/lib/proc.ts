@@ -45,9 +45,16 @@ export async function runQuiet(command: string, args: readonly string[], options
   return stdout;
 }
 
-/** CPU time (user + system, all threads) a process has used so far, in ms (/proc/PID/stat, clock ticks of 10 ms). */
-export async function cpuMsOf(pid: number): Promise<number> {
+/** CPU time (all threads) a process has used so far in user and in kernel mode, in ms (/proc/PID/stat, clock ticks of 10 ms). */
+export async function cpuTimesOf(pid: number): Promise<{ user: number; system: number }> {
   const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  // After the command name (which may hold spaces and parentheses): utime and stime are fields 14 and 15 (man 5 proc).
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
+  return { user: Number(fields[11]) * 10, system: Number(fields[12]) * 10 };
+}
+
+/** CPU time (user + system, all threads) a process has used so far, in ms. */
+export async function cpuMsOf(pid: number): Promise<number> {
+  const { user, system } = await cpuTimesOf(pid);
+  return user + system;
 }
