@@ -12,7 +12,7 @@ import type { Distribution } from '../../src/domain/distributions.js';
 import { isoUtc } from '../../src/domain/time.js';
 import { deletePackageRow, insertPackage, type PackageRow } from '../../src/adapters/db/packages.table.js';
 import { Publisher } from '../../src/services/publishing/publisher.js';
-import { indexFingerprint } from '../../src/adapters/db/distributions.table.js';
+import { indexFingerprint } from '../helpers/index-fingerprint.js';
 import { backends, startTestApp, type TestApp } from '../helpers/app.js';
 import { waitFor } from '../../harness/service.js';
 

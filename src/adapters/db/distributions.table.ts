@@ -48,8 +48,10 @@ export async function insertDistributionIfMissing(db: Db, row: Insertable<Distri
 
 /**
  * What a publish starts from, read in one statement so the parts agree: the generation reached,
- * the one published, and the totals of the indexed rows (see {@link indexFingerprint}) as of that
- * generation. Every change to the totals bumps the generation in the same transaction, and
+ * the one published, and the totals of the indexed rows as of that generation (the count, sum and
+ * sum modulo 65521 of their `seq`, kept by triggers, migration 0018; with the highest `seq`,
+ * {@link highestIndexedSeq}, they tell cheaply whether the index changed otherwise than by
+ * additions). Every change to the totals bumps the generation in the same transaction, and
  * generations are handed out in commit order, so the rows with `seq` up to this generation are
  * exactly the ones these totals count: a publish that reads no further is consistent even while
  * uploads commit around it.
@@ -151,23 +153,6 @@ export function filesListedBetweenQuery(db: Db, codename: string, after: number,
     // listed_generation) it reads the few rows listed since the last publish, sorted after.
     .where(sql<number>`${sql.ref('seq')} + 0`, '<=', seq)
     .orderBy('seq');
-}
-
-/**
- * Count, sum, maximum and sum modulo 65521 of the `seq` of a distribution's indexed packages:
- * together they tell, cheaply, whether the index content changed otherwise than by additions.
- * Every append runs it. The count and the sums are the totals triggers keep in the distribution's
- * row (migration 0018: an aggregate over the rows took 5.8 ms at 50,000 packages); the maximum
- * walks `packages(distribution, seq, id)` down to the first indexed row.
- */
-export async function indexFingerprint(db: Db, codename: string): Promise<{ count: number; sum: number; max: number; mod: number }> {
-  const totals = await db
-    .selectFrom('distributions')
-    .select(['indexed_count', 'indexed_sum', 'indexed_mod'])
-    .where('codename', '=', codename)
-    .executeTakeFirst();
-  const n = (v: unknown) => Number(v ?? 0);
-  return { count: n(totals?.indexed_count), sum: n(totals?.indexed_sum), max: await highestIndexedSeq(db, codename), mod: n(totals?.indexed_mod) };
 }
 
 /** The highest `seq` among a distribution's indexed packages (by generation `upTo` when given); 0 when none. */

@@ -28,7 +28,7 @@ interface Fingerprint {
 const sameFingerprint = (a: Fingerprint, b: Fingerprint) => a.count === b.count && a.sum === b.sum && a.max === b.max && a.mod === b.mod;
 const emptyFingerprint = (): Fingerprint => ({ count: 0, sum: 0, max: 0, mod: 0 });
 
-/** Adds one indexed row to a fingerprint, as the SQL aggregate of `indexFingerprint` counts it. */
+/** Adds one indexed row to a fingerprint, as the distribution's totals (distributionPublishState) count it. */
 function addSeq(f: Fingerprint, seq: number): Fingerprint {
   f.count += 1;
   f.sum += seq;
