@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
-import { isAbsolute, join, resolve } from 'node:path';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseLogGlob } from './domain/downloads/log-glob.js';
 import { appUrlProblem, normaliseAppUrl } from './domain/settings-rules.js';
@@ -127,13 +127,20 @@ function keepNewSecret(file: string, secret: string): string {
   try {
     if (existsSync(file)) renameSync(temp, file);
     else linkSync(temp, file);
-    return secret;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     return readFileSync(file, 'utf8').trim();
   } finally {
     rmSync(temp, { force: true });
   }
+  // The name on disk too, or a power cut could bring back the old file (or none) at the next start.
+  const folder = openSync(dirname(file), 'r');
+  try {
+    fsyncSync(folder);
+  } finally {
+    closeSync(folder);
+  }
+  return secret;
 }
 
 function resolveClamav(env: NodeJS.ProcessEnv): Config['clamav'] {

@@ -5,7 +5,8 @@ import { dirname, join } from 'node:path';
 /**
  * Writes a secret to a file only its owner may read (0600), atomically: the content goes to a new
  * file created 0600 (never a moment readable by others, never half written under the real name),
- * is fsynced, and then renamed over `file`. A crash leaves either the old file or the new one.
+ * is fsynced, and then renamed over `file` (the folder fsynced after). A crash leaves either the
+ * old file or the new one.
  */
 export function writeSecretFile(file: string, content: string): void {
   const temp = join(dirname(file), `.secret-${randomBytes(6).toString('hex')}.tmp`);
@@ -24,5 +25,12 @@ export function writeSecretFile(file: string, content: string): void {
   } catch (error) {
     rmSync(temp, { force: true });
     throw error;
+  }
+  // The new name on disk too: the initial admin's row is committed, and its password must not be lost with a power cut.
+  const folder = openSync(dirname(file), 'r');
+  try {
+    fsyncSync(folder);
+  } finally {
+    closeSync(folder);
   }
 }
