@@ -118,7 +118,10 @@ export async function createContext(config: Config, log: Logger): Promise<AppCon
   registerImportJobs(jobs, imports);
   const dashboard = new DashboardService(db);
   const downloads = new DownloadsService({ db, dialect, log, accessLogPath: config.accessLogPath, ingestEveryMs: config.accessLogIntervalMs });
-  const rateCounters = await openWindowCounters(config.redisUrl, 'tollgate-rl:');
+  const rateCounters = await openWindowCounters(config.redisUrl, 'tollgate-rl:', {
+    unavailable: (error) => log.warn({ err: error }, 'Redis does not answer: rate limits are counted in this replica alone until it does'),
+    restored: () => log.info('Redis answers again: rate limits are shared between the replicas again'),
+  });
   const ctx: AppContext = {
     config, log, db, dialect, durable, box, audit, settings, users, tokens, auth, accounts, passwordResets,
     metrics, health, mail, notifier, checks, repo, security, jobs, dashboard, downloads, imports, rateCounters,

@@ -84,6 +84,19 @@ describe('rate limits', () => {
     });
   }
 
+  it('keeps limiting, per replica, while Redis does not answer: no error for the caller', async () => {
+    // Port 1: nothing listens, the connection is refused at once.
+    const t = await startTestApp({ env: { RATE_LIMITS: 'on', REDIS_URL: 'redis://127.0.0.1:1' } });
+    apps.push(t);
+    for (let i = 0; i < 10; i++) {
+      const r = await t.app.inject({ method: 'POST', url: '/auth/token', payload: { username: `down${i}`, password: 'x' }, remoteAddress: '192.0.2.77' });
+      assert.equal(r.statusCode, 401, r.body);
+    }
+    const limited = await t.app.inject({ method: 'POST', url: '/auth/token', payload: { username: 'admin', password: t.adminPassword }, remoteAddress: '192.0.2.77' });
+    assert.equal(limited.statusCode, 429);
+    assert.equal(limited.json().code, 'rate_limited');
+  });
+
   it('shares counters between replicas through Redis (REDIS_URL)', async () => {
     const a = await startTestApp({ env: { RATE_LIMITS: 'on', REDIS_URL } });
     const b = await startTestApp({ env: { RATE_LIMITS: 'on', REDIS_URL } });

@@ -43,16 +43,44 @@ local current = redis.call('INCR', KEYS[1])
 if current == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 return {current, redis.call('PTTL', KEYS[1])}`;
 
-/** Counters in Redis, shared by every replica: one script per hit, so the count and its expiry are set together. */
+/** What the Redis counters say of an outage, and of its end (a logger's warn and info). */
+export interface OutageReport {
+  unavailable(error: Error): void;
+  restored(): void;
+}
+
+/**
+ * Counters in Redis, shared by every replica: one script per hit, so the count and its expiry are
+ * set together. While Redis does not answer, hits are counted in this process instead: the limits
+ * still hold, per replica, and a Redis outage does not turn every limited route (login among
+ * them) into errors.
+ */
 class RedisWindowCounters implements WindowCounters {
+  private readonly fallback = new LocalWindowCounters();
+  private failing = false;
+
   constructor(
     private readonly redis: Redis,
     private readonly prefix: string,
-  ) {}
+    private readonly report: OutageReport,
+  ) {
+    // ioredis emits an error at every failed (re)connection, and prints it as unhandled without a
+    // listener; the outage is reported once, by the first hit that fails.
+    redis.on('error', () => undefined);
+  }
 
   async increment(key: string, windowMs: number): Promise<WindowCount> {
-    const [current, ttl] = (await this.redis.eval(REDIS_WINDOW, 1, `${this.prefix}${key}`, String(windowMs))) as [number, number];
-    return { current, ttlMs: Math.max(0, ttl) };
+    let answer: [number, number];
+    try {
+      answer = (await this.redis.eval(REDIS_WINDOW, 1, `${this.prefix}${key}`, String(windowMs))) as [number, number];
+    } catch (error) {
+      if (!this.failing) this.report.unavailable(error as Error);
+      this.failing = true;
+      return this.fallback.increment(key, windowMs);
+    }
+    if (this.failing) this.report.restored();
+    this.failing = false;
+    return { current: answer[0], ttlMs: Math.max(0, answer[1]) };
   }
 
   async close(): Promise<void> {
@@ -63,10 +91,24 @@ class RedisWindowCounters implements WindowCounters {
 /**
  * Redis counters when `redisUrl` is set, else local ones. ioredis is loaded only then: a single
  * replica never holds its code. A Redis that does not answer fails the hit at once (no retries,
- * no offline queue) rather than holding the request.
+ * no offline queue), which is then counted locally, rather than holding the request.
  */
-export async function openWindowCounters(redisUrl: string | null, prefix: string): Promise<WindowCounters> {
+export async function openWindowCounters(redisUrl: string | null, prefix: string, report: OutageReport): Promise<WindowCounters> {
   if (!redisUrl) return new LocalWindowCounters();
   const { Redis } = await import('ioredis');
-  return new RedisWindowCounters(new Redis(redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false }), prefix);
+  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
+  const counters = new RedisWindowCounters(redis, prefix, report);
+  // The first connection's outcome, so that the first hits are not counted apart while it is made.
+  await new Promise<void>((resolve) => {
+    const settle = () => {
+      clearTimeout(timer);
+      redis.off('ready', settle).off('error', settle);
+      resolve();
+    };
+    const timer = setTimeout(settle, FIRST_CONNECTION_MS);
+    redis.once('ready', settle).once('error', settle);
+  });
+  return counters;
 }
+
+const FIRST_CONNECTION_MS = 2_000;

@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, it } from 'node:test';
 import { LocalWindowCounters, openWindowCounters } from '../../../src/adapters/counters/window-counters.js';
 
 describe('window counters', () => {
   it('count hits per key in a window that starts with its first hit, then start again', async () => {
-    const counters = await openWindowCounters(null, 'unused:');
+    const counters = await openWindowCounters(null, 'unused:', { unavailable: () => assert.fail(), restored: () => assert.fail() });
     assert.ok(counters instanceof LocalWindowCounters);
     assert.equal((await counters.increment('a', 40)).current, 1);
     const second = await counters.increment('a', 40);
@@ -24,3 +26,64 @@ describe('window counters', () => {
     assert.equal((await counters.increment('ip:0', 60_000)).current, 1, 'the oldest key was dropped');
   });
 });
+
+describe('window counters in Redis', { skip: (await redisAnswers()) ? false : 'Redis does not answer on 127.0.0.1:6379' }, () => {
+  it('are shared by every process that opens them, and count locally while Redis does not answer, reporting the outage and its end once', async () => {
+    // A proxy in front of the real Redis, to take it away and bring it back.
+    const sockets = new Set<Socket>();
+    const proxy = createServer((client) => {
+      const upstream = connect(6379, '127.0.0.1');
+      for (const s of [client, upstream]) {
+        sockets.add(s);
+        s.on('close', () => sockets.delete(s));
+        s.on('error', () => undefined);
+      }
+      client.pipe(upstream).pipe(client);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const port = (proxy.address() as AddressInfo).port;
+    const events: string[] = [];
+    const report = { unavailable: (e: Error) => events.push(`unavailable: ${e.message}`), restored: () => events.push('restored') };
+    const prefix = `test-rl-${randomUUID()}:`;
+    const a = await openWindowCounters(`redis://127.0.0.1:${port}`, prefix, report);
+    const b = await openWindowCounters(`redis://127.0.0.1:${port}`, prefix, report);
+    try {
+      assert.ok(!(a instanceof LocalWindowCounters));
+      assert.equal((await a.increment('k', 60_000)).current, 1);
+      assert.equal((await b.increment('k', 60_000)).current, 2, 'one count for both');
+      assert.deepEqual(events, []);
+
+      proxy.close();
+      for (const s of sockets) s.destroy();
+      // Counted here alone, without an error for the caller; the outage reported once.
+      await waitFor(async () => (await a.increment('down', 60_000)).current >= 3);
+      assert.equal(events.length, 1);
+      assert.match(events[0]!, /^unavailable: /);
+
+      await new Promise<void>((resolve) => proxy.listen(port, '127.0.0.1', resolve));
+      await waitFor(async () => (await a.increment('k', 60_000)).current >= 3, 10_000);
+      assert.deepEqual(events.slice(1), ['restored']);
+    } finally {
+      await a.close();
+      await b.close();
+      proxy.close();
+      for (const s of sockets) s.destroy();
+    }
+  });
+});
+
+async function waitFor(condition: () => Promise<boolean>, ms = 5_000): Promise<void> {
+  const until = Date.now() + ms;
+  while (!(await condition())) {
+    if (Date.now() > until) throw new Error('condition not met in time');
+    await sleep(50);
+  }
+}
+
+function redisAnswers(): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(6379, '127.0.0.1');
+    socket.once('connect', () => (socket.destroy(), resolve(true)));
+    socket.once('error', () => resolve(false));
+  });
+}
