@@ -90,13 +90,14 @@ class RedisWindowCounters implements WindowCounters {
 
 /**
  * Redis counters when `redisUrl` is set, else local ones. ioredis is loaded only then: a single
- * replica never holds its code. A Redis that does not answer fails the hit at once (no retries,
- * no offline queue), which is then counted locally, rather than holding the request.
+ * replica never holds its code. A hit Redis does not take fails at once when the connection is
+ * down (no retries, no offline queue), or after COMMAND_TIMEOUT_MS when Redis stops answering on
+ * it, and is then counted locally rather than holding the request.
  */
 export async function openWindowCounters(redisUrl: string | null, prefix: string, report: OutageReport): Promise<WindowCounters> {
   if (!redisUrl) return new LocalWindowCounters();
   const { Redis } = await import('ioredis');
-  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
+  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, commandTimeout: COMMAND_TIMEOUT_MS });
   const counters = new RedisWindowCounters(redis, prefix, report);
   // The first connection's outcome, so that the first hits are not counted apart while it is made.
   await new Promise<void>((resolve) => {
@@ -112,3 +113,5 @@ export async function openWindowCounters(redisUrl: string | null, prefix: string
 }
 
 const FIRST_CONNECTION_MS = 2_000;
+/** A Redis that keeps the connection but stops answering holds a request this long at most. */
+const COMMAND_TIMEOUT_MS = 500;

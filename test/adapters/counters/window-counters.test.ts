@@ -61,11 +61,52 @@ describe('window counters in Redis', { skip: (await redisAnswers()) ? false : 'R
       assert.match(events[0]!, /^unavailable: /);
 
       await new Promise<void>((resolve) => proxy.listen(port, '127.0.0.1', resolve));
-      await waitFor(async () => (await a.increment('k', 60_000)).current >= 3, 10_000);
+      await waitFor(async () => {
+        await a.increment('probe', 60_000);
+        return events.includes('restored');
+      }, 10_000);
       assert.deepEqual(events.slice(1), ['restored']);
+      assert.equal((await a.increment('k', 60_000)).current, 3, 'the shared count again');
     } finally {
       await a.close();
       await b.close();
+      proxy.close();
+      for (const s of sockets) s.destroy();
+    }
+  });
+});
+
+describe('window counters in Redis that stops answering', { skip: (await redisAnswers()) ? false : 'Redis does not answer on 127.0.0.1:6379' }, () => {
+  it('count a hit locally within the command timeout instead of holding it', async () => {
+    // A proxy that, once frozen, keeps the connection open and forwards nothing.
+    let frozen = false;
+    const sockets = new Set<Socket>();
+    const proxy = createServer((client) => {
+      const upstream = connect(6379, '127.0.0.1');
+      for (const s of [client, upstream]) {
+        sockets.add(s);
+        s.on('error', () => undefined);
+      }
+      client.on('data', (chunk) => frozen || upstream.write(chunk));
+      upstream.on('data', (chunk) => frozen || client.write(chunk));
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const events: string[] = [];
+    const counters = await openWindowCounters(`redis://127.0.0.1:${(proxy.address() as AddressInfo).port}`, `test-rl-${randomUUID()}:`, {
+      unavailable: (e) => events.push(e.message),
+      restored: () => events.push('restored'),
+    });
+    try {
+      assert.equal((await counters.increment('k', 60_000)).current, 1);
+      frozen = true;
+      const started = performance.now();
+      assert.equal((await counters.increment('k', 60_000)).current, 1, 'counted locally, from zero');
+      const waited = performance.now() - started;
+      assert.ok(waited >= 400 && waited < 2_000, `held ${waited.toFixed(0)} ms`);
+      assert.equal(events.length, 1);
+      assert.match(events[0]!, /timed out/i);
+    } finally {
+      await counters.close();
       proxy.close();
       for (const s of sockets) s.destroy();
     }
