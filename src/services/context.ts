@@ -6,13 +6,13 @@ import { DomainError } from '../domain/errors.js';
 import { AuditLog } from '../adapters/audit/audit-log.js';
 import { databaseAuditIndex } from '../adapters/audit/db-index.js';
 import { SecretBox } from '../adapters/crypto/secret-box.js';
-import { writeSecretFile } from '../adapters/crypto/secret-file.js';
 import { withAuditAppendLock } from '../adapters/db/audit.table.js';
 import { pingDatabase } from '../adapters/db/health.table.js';
 import { migrateToLatest, openDatabase, type Db, type DbDialect } from '../adapters/db/index.js';
 import type { Durable } from '../adapters/db/durability.js';
 import { openWindowCounters, type WindowCounters } from '../adapters/counters/window-counters.js';
 import { Metrics } from '../adapters/metrics/metrics.js';
+import { writeFileAtomic } from '../adapters/storage/atomic.js';
 import { readUpstreamKeys } from '../adapters/signing/upstream-verify.js';
 import type { SettingKey, SettingProblem } from '../domain/settings.js';
 import { AccountSecurity } from './account-security.js';
@@ -174,7 +174,8 @@ async function ensureInitialAdmin(ctx: AppContext): Promise<void> {
   // Replicas starting together on an empty database: one creates the admin (and its password file).
   if (!(await users.create({ username, password, role: 'admin' }).then(() => true, createdElsewhere))) return;
   const file = join(config.dataDir, 'initial-admin-password');
-  writeSecretFile(file, `${password}\n`);
+  // Owner-only, whole and on disk (its admin row is committed): written then renamed, folder fsynced.
+  await writeFileAtomic(file, `${password}\n`, { mode: 0o600 });
   // Printed once so the operator can log in; it is also in the 0600 file above.
   log.warn(`initial admin created: username=${username} password=${password} (also in ${file}); change it after the first login`);
 }
