@@ -9,7 +9,6 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { connect } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { buildDeb } from '../../harness/debs.js';
@@ -19,12 +18,9 @@ import { loginAsInitialAdmin, spawnService, waitFor, waitUntilReady } from '../.
 import { exec } from '../helpers/apt.js';
 import { freshPostgres } from '../helpers/app.js';
 import { makeTempDir } from '../helpers/tmp.js';
+import { redisAnswers } from '../helpers/redis.js';
 
 const NGINX = '/usr/sbin/nginx';
-const redisUp = () => new Promise<boolean>((resolve) => {
-  const socket = connect(6379, '127.0.0.1', () => { socket.end(); resolve(true); });
-  socket.on('error', () => resolve(false));
-});
 
 function nginxConfig(dir: string, port: number, replicas: number[], repoDir: string): string {
   return `
@@ -52,7 +48,7 @@ http {
 }`;
 }
 
-const missing = !process.env.TEST_DATABASE_URL ? 'TEST_DATABASE_URL (PostgreSQL) is not set' : !existsSync(NGINX) ? 'nginx is not installed' : !(await redisUp()) ? 'Redis does not answer on 127.0.0.1:6379' : null;
+const missing = !process.env.TEST_DATABASE_URL ? 'TEST_DATABASE_URL (PostgreSQL) is not set' : !existsSync(NGINX) ? 'nginx is not installed' : !(await redisAnswers()) ? 'Redis does not answer on 127.0.0.1:6379' : null;
 
 describe('two replicas on PostgreSQL and Redis behind nginx', { skip: missing ?? false }, () => {
   let work: { dir: string; cleanup: () => Promise<void> };

@@ -4,6 +4,7 @@ import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, it } from 'node:test';
 import { LocalWindowCounters, openWindowCounters } from '../../../src/adapters/counters/window-counters.js';
+import { redisAnswers } from '../../helpers/redis.js';
 
 describe('window counters', () => {
   it('count hits per key in a window that starts with its first hit, then start again', async () => {
@@ -27,26 +28,47 @@ describe('window counters', () => {
   });
 });
 
+/**
+ * A proxy in front of the suite's Redis, to take it away (`cut`: connections dropped, port
+ * closed), bring it back on the same port (`restore`), or keep the connections and forward
+ * nothing (`freeze`).
+ */
+async function redisProxy() {
+  let frozen = false;
+  const sockets = new Set<Socket>();
+  const proxy = createServer((client) => {
+    const upstream = connect(6379, '127.0.0.1');
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on('close', () => sockets.delete(s));
+      s.on('error', () => undefined);
+    }
+    client.on('data', (chunk) => frozen || upstream.write(chunk));
+    upstream.on('data', (chunk) => frozen || client.write(chunk));
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  const port = (proxy.address() as AddressInfo).port;
+  const cut = () => {
+    proxy.close();
+    for (const s of sockets) s.destroy();
+  };
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    cut,
+    restore: () => new Promise<void>((resolve) => proxy.listen(port, '127.0.0.1', resolve)),
+    freeze: () => void (frozen = true),
+    close: cut,
+  };
+}
+
 describe('window counters in Redis', { skip: (await redisAnswers()) ? false : 'Redis does not answer on 127.0.0.1:6379' }, () => {
   it('are shared by every process that opens them, and count locally while Redis does not answer, reporting the outage and its end once', async () => {
-    // A proxy in front of the real Redis, to take it away and bring it back.
-    const sockets = new Set<Socket>();
-    const proxy = createServer((client) => {
-      const upstream = connect(6379, '127.0.0.1');
-      for (const s of [client, upstream]) {
-        sockets.add(s);
-        s.on('close', () => sockets.delete(s));
-        s.on('error', () => undefined);
-      }
-      client.pipe(upstream).pipe(client);
-    });
-    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-    const port = (proxy.address() as AddressInfo).port;
+    const proxy = await redisProxy();
     const events: string[] = [];
     const report = { unavailable: (e: Error) => events.push(`unavailable: ${e.message}`), restored: () => events.push('restored') };
     const prefix = `test-rl-${randomUUID()}:`;
-    const a = await openWindowCounters(`redis://127.0.0.1:${port}`, prefix, report);
-    const b = await openWindowCounters(`redis://127.0.0.1:${port}`, prefix, report);
+    const a = await openWindowCounters(proxy.url, prefix, report);
+    const b = await openWindowCounters(proxy.url, prefix, report);
     try {
       assert.ok(!(a instanceof LocalWindowCounters));
       assert.equal((await a.increment('k', 60_000)).current, 1);
@@ -54,14 +76,13 @@ describe('window counters in Redis', { skip: (await redisAnswers()) ? false : 'R
       // Not deepEqual(events, []): its assertion signature would narrow `events` to never[] below.
       assert.equal(events.length, 0, events.join());
 
-      proxy.close();
-      for (const s of sockets) s.destroy();
+      proxy.cut();
       // Counted here alone, without an error for the caller; the outage reported once.
       await waitFor(async () => (await a.increment('down', 60_000)).current >= 3);
       assert.equal(events.length, 1);
       assert.match(events[0]!, /^unavailable: /);
 
-      await new Promise<void>((resolve) => proxy.listen(port, '127.0.0.1', resolve));
+      await proxy.restore();
       await waitFor(async () => {
         await a.increment('probe', 60_000);
         return events.includes('restored');
@@ -72,34 +93,19 @@ describe('window counters in Redis', { skip: (await redisAnswers()) ? false : 'R
       await a.close();
       await b.close();
       proxy.close();
-      for (const s of sockets) s.destroy();
     }
   });
-});
 
-describe('window counters in Redis that stops answering', { skip: (await redisAnswers()) ? false : 'Redis does not answer on 127.0.0.1:6379' }, () => {
-  it('count a hit locally within the command timeout instead of holding it', async () => {
-    // A proxy that, once frozen, keeps the connection open and forwards nothing.
-    let frozen = false;
-    const sockets = new Set<Socket>();
-    const proxy = createServer((client) => {
-      const upstream = connect(6379, '127.0.0.1');
-      for (const s of [client, upstream]) {
-        sockets.add(s);
-        s.on('error', () => undefined);
-      }
-      client.on('data', (chunk) => frozen || upstream.write(chunk));
-      upstream.on('data', (chunk) => frozen || client.write(chunk));
-    });
-    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  it('count a hit locally within the command timeout instead of holding it, when Redis stops answering', async () => {
+    const proxy = await redisProxy();
     const events: string[] = [];
-    const counters = await openWindowCounters(`redis://127.0.0.1:${(proxy.address() as AddressInfo).port}`, `test-rl-${randomUUID()}:`, {
+    const counters = await openWindowCounters(proxy.url, `test-rl-${randomUUID()}:`, {
       unavailable: (e) => events.push(e.message),
       restored: () => events.push('restored'),
     });
     try {
       assert.equal((await counters.increment('k', 60_000)).current, 1);
-      frozen = true;
+      proxy.freeze();
       const started = performance.now();
       assert.equal((await counters.increment('k', 60_000)).current, 1, 'counted locally, from zero');
       const waited = performance.now() - started;
@@ -109,7 +115,6 @@ describe('window counters in Redis that stops answering', { skip: (await redisAn
     } finally {
       await counters.close();
       proxy.close();
-      for (const s of sockets) s.destroy();
     }
   });
 });
@@ -120,12 +125,4 @@ async function waitFor(condition: () => Promise<boolean>, ms = 5_000): Promise<v
     if (Date.now() > until) throw new Error('condition not met in time');
     await sleep(50);
   }
-}
-
-function redisAnswers(): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(6379, '127.0.0.1');
-    socket.once('connect', () => (socket.destroy(), resolve(true)));
-    socket.once('error', () => resolve(false));
-  });
 }
