@@ -21,11 +21,12 @@ export function runs<A extends unknown[]>(action: (rt: Runtime, ...args: A) => P
     const command = args[args.length - 1] as Command;
     const options = command.optsWithGlobals() as GlobalOptions;
     const out = new Output(options.json === true);
-    let client: ApiClient | null = null;
+    // The promise is kept, not the client: files uploaded side by side ask for it at once.
+    let client: Promise<ApiClient> | null = null;
     const rt: Runtime = {
       options,
       out,
-      client: async () => (client ??= new ApiClient(await resolveConnection(options))),
+      client: () => (client ??= resolveConnection(options).then((connection) => new ApiClient(connection))),
     };
     try {
       process.exitCode = await action(rt, ...(args.slice(0, -1) as A));

@@ -4,7 +4,8 @@ import { createReadStream } from 'node:fs';
 import { access, readFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { CliError, UsageError } from '../errors.js';
-import { EXIT, EXIT_CODES_HELP, exitCodeForStatus, worstOutcome, type ExitCode } from '../exit-codes.js';
+import { EXIT, EXIT_CODES_HELP, exitCodeForStatus, worstOutcome } from '../exit-codes.js';
+import { mapConcurrently } from '../concurrently.js';
 import { positiveInteger, runs, type Runtime } from '../runtime.js';
 import { waitFor } from './status.js';
 
@@ -14,6 +15,7 @@ interface UploadOptions {
   wait?: boolean;
   timeout: number;
   interval: number;
+  jobs: number;
 }
 
 interface StepEvent {
@@ -46,6 +48,7 @@ export function registerUploadCommand(program: Command): void {
     .option('--wait', 'when a file is held for review, wait until a reviewer decides')
     .option('--timeout <seconds>', 'with --wait: give up after this long', positiveInteger, 3600)
     .option('--interval <seconds>', 'with --wait: seconds between polls', positiveInteger, 10)
+    .option('-j, --jobs <n>', 'files sent at once (the service answers each once its signed index lists it, so one at a time leaves it waiting; results are listed in the order given)', positiveInteger, 4)
     .addHelpText('after', EXIT_CODES_HELP)
     .action(runs(async (rt, files: string[], opts: UploadOptions) => {
       if (opts.sha256 && opts.sha256 !== 'auto') {
@@ -55,10 +58,11 @@ export function registerUploadCommand(program: Command): void {
       for (const file of files) {
         await access(file).catch(() => { throw new UsageError(`cannot read ${file}`); });
       }
-      const outcomes: FileOutcome[] = [];
-      const codes: ExitCode[] = [];
-      for (const file of files) {
-        const outcome = await uploadOne(rt, file, opts);
+      // One file at a time on a terminal: its line is rewritten as its steps finish. Several at
+      // once: a line per file when it is done (interleaved rewrites would garble each other).
+      const live = rt.out.interactive && Math.min(opts.jobs, files.length) === 1;
+      const settled = await mapConcurrently(files, opts.jobs, async (file) => {
+        const outcome = await uploadOne(rt, file, opts, live);
         let code = outcome.status ? exitCodeForStatus(outcome.status) : EXIT.error;
         if (opts.wait && outcome.status === 'pending_review' && outcome.name && outcome.version) {
           const waited = await waitFor(rt, { name: outcome.name, version: outcome.version, distribution: outcome.distribution, arch: outcome.arch }, 'decided', opts.timeout, opts.interval);
@@ -67,15 +71,16 @@ export function registerUploadCommand(program: Command): void {
           outcome.status = waited.view.status;
           code = waited.code;
         }
-        outcomes.push(outcome);
-        codes.push(code);
-      }
+        return { outcome, code };
+      });
+      const outcomes = settled.map((s) => s.outcome);
+      const codes = settled.map((s) => s.code);
       rt.out.result(outcomes, () => rt.out.table(outcomes.map((o) => ({ ...o, file: basename(o.file), status: o.status ? rt.out.status(o.status) : rt.out.colours.red('error'), note: o.error ?? '' })), ['file', 'name', 'version', ['distribution', 'DIST'], 'status', 'note']));
       return worstOutcome(codes);
     }));
 }
 
-async function uploadOne(rt: Runtime, file: string, opts: UploadOptions): Promise<FileOutcome> {
+async function uploadOne(rt: Runtime, file: string, opts: UploadOptions, live: boolean): Promise<FileOutcome> {
   const client = await rt.client();
   const fields: Record<string, string> = { distribution: opts.dist };
   const companions = await sourceCompanions(file);
@@ -84,7 +89,7 @@ async function uploadOne(rt: Runtime, file: string, opts: UploadOptions): Promis
   if (opts.sha256 === 'auto' && checked) fields.sha256 = await sha256Of(checked);
   else if (opts.sha256 && opts.sha256 !== 'auto') fields.sha256 = opts.sha256.toLowerCase();
   const label = basename(file);
-  const progress = new Progress(rt, label);
+  const progress = new Progress(rt, label, live);
   try {
     const { event, data } = await client.uploadStream(file, fields, (e) => {
       if (e.event === 'step') progress.step(JSON.parse(e.data) as StepEvent);
@@ -106,31 +111,34 @@ async function uploadOne(rt: Runtime, file: string, opts: UploadOptions): Promis
   }
 }
 
-/** One line per file on a terminal, rewritten as steps finish; one line per step in a CI log. */
+/**
+ * A CI log gets one line per step; a terminal one line per file, rewritten as its steps finish
+ * when it is the only file under way (`live`), else written once it is done.
+ */
 class Progress {
   private readonly steps: string[] = [];
 
-  constructor(private readonly rt: Runtime, private readonly label: string) {}
+  constructor(private readonly rt: Runtime, private readonly label: string, private readonly live: boolean) {}
 
   step(e: StepEvent): void {
     if (e.state !== 'finished') {
-      if (this.rt.out.interactive) process.stderr.write(`\r\x1b[2K${this.label}: ${[...this.steps, `${e.step}…`].join(' ')}`);
+      if (this.live) process.stderr.write(`\r\x1b[2K${this.label}: ${[...this.steps, `${e.step}…`].join(' ')}`);
       return;
     }
     const mark = this.rt.out.status(e.status ?? '');
     this.steps.push(`${e.step} ${mark}`);
-    if (this.rt.out.interactive) process.stderr.write(`\r\x1b[2K${this.label}: ${this.steps.join(' ')}`);
-    else this.rt.out.note(`${this.label}: ${e.step} ${mark}${e.message ? ` — ${e.message}` : ''}`);
+    if (this.live) process.stderr.write(`\r\x1b[2K${this.label}: ${this.steps.join(' ')}`);
+    else if (!this.rt.out.interactive) this.rt.out.note(`${this.label}: ${e.step} ${mark}${e.message ? ` — ${e.message}` : ''}`);
   }
 
   done(o: FileOutcome): void {
-    if (this.rt.out.interactive) process.stderr.write('\r\x1b[2K');
+    if (this.live) process.stderr.write('\r\x1b[2K');
     if (o.status) this.rt.out.note(`${this.label}: ${o.name} ${o.version} ${this.rt.out.status(o.status)} in ${o.distribution}`);
     else this.rt.out.note(`${this.label}: ${this.rt.out.errColours.red('failed')}: ${o.error}`);
   }
 
   abort(): void {
-    if (this.rt.out.interactive) process.stderr.write('\n');
+    if (this.live) process.stderr.write('\n');
   }
 }
 

@@ -13,6 +13,9 @@ const OUTCOME_TEXT: Record<string, string> = {
   rejected: 'Rejected: the package is not published.',
 };
 
+/** Uploads of a set sent side by side (as the CLI's default `--jobs`). */
+const UPLOADS_AT_ONCE = 4;
+
 /** One upload of the set as it runs: its pipeline steps live, then the service's answer. */
 interface Run {
   title: string;
@@ -88,15 +91,22 @@ export function UploadPage() {
     const waiting = () => Object.fromEntries(STEPS.map((s) => [s, { state: 'waiting' } as StepState]));
     setRuns(plan.uploads.map((u) => ({ title: u.main.name, steps: waiting() })));
     const update = (i: number, change: (run: Run) => Run) => setRuns((prev) => prev.map((r, j) => (j === i ? change(r) : r)));
-    // One after the other: each shows its own steps as they run, and a refusal stops nothing else.
-    for (const [i, upload] of plan.uploads.entries()) {
-      try {
-        const result = await streamUpload(upload.main, distribution, (step, state) => update(i, (r) => ({ ...r, steps: { ...r.steps, [step]: state } })), upload.files);
-        update(i, (r) => ({ ...r, result }));
-      } catch (e) {
-        update(i, (r) => ({ ...r, error: e }));
+    // A few at a time, taken in order: the service answers each once the signed index lists it,
+    // and uploads under way together share one publish. Each shows its own steps as they run, and
+    // a refusal stops nothing else.
+    let next = 0;
+    const sendNext = async (): Promise<void> => {
+      for (let i = next++; i < plan.uploads.length; i = next++) {
+        const upload = plan.uploads[i]!;
+        try {
+          const result = await streamUpload(upload.main, distribution, (step, state) => update(i, (r) => ({ ...r, steps: { ...r.steps, [step]: state } })), upload.files);
+          update(i, (r) => ({ ...r, result }));
+        } catch (e) {
+          update(i, (r) => ({ ...r, error: e }));
+        }
       }
-    }
+    };
+    await Promise.all(Array.from({ length: Math.min(UPLOADS_AT_ONCE, plan.uploads.length) }, sendNext));
     setRunning(false);
     await client.invalidateQueries();
   };

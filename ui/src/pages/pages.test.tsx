@@ -14,7 +14,7 @@ import { TokensPage } from './TokensPage';
 import { UploadPage } from './UploadPage';
 
 type Call = { method: string; url: string; body: unknown };
-type Answer = (call: Call) => Response | undefined;
+type Answer = (call: Call) => Response | undefined | Promise<Response | undefined>;
 
 const dist = (codename: string, over: Partial<Distribution> = {}): Distribution => ({
   codename, description: `${codename} repo`, format: 'deb', architecture: 'amd64', package_count: 0, published_at: null, up_to_date: true,
@@ -31,7 +31,7 @@ function fakeService(role: Role, answer: Answer = () => undefined) {
     const call = { method: init.method ?? 'GET', url, body };
     calls.push(call);
     if (url === '/auth/session') return Response.json({ user: { username: `a-${role}`, role }, role, csrf_token: 'csrf-1', can_decide: role === 'admin' });
-    const own = answer(call);
+    const own = await answer(call);
     if (own) return own;
     if (url === '/distributions/') return Response.json(DISTRIBUTIONS);
     if (url === '/health') return Response.json({ status: 'ok', edition: 'enterprise' });
@@ -109,10 +109,16 @@ const sse = (events: Array<[string, unknown]>) =>
   new Response(events.map(([event, data]) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`).join(''), { headers: { 'content-type': 'text/event-stream' } });
 
 describe('upload page', () => {
-  it('sends a set of files as its uploads: a .dsc with the files it names, a .deb alone, each with its own steps', async () => {
-    const calls = fakeService('uploader', ({ url, body }) => {
+  it('sends a set of files as its uploads, side by side: a .dsc with the files it names, a .deb alone, each with its own steps', async () => {
+    let secondSent = () => {};
+    const second = new Promise<void>((resolve) => { secondSent = resolve; });
+    let uploads = 0;
+    const calls = fakeService('uploader', async ({ url, body }) => {
       if (url !== '/upload/stream') return undefined;
       const name = ((body as FormData).get('file') as File).name;
+      // The first is answered only once the second is under way: sent one after the other, it never would be.
+      if (++uploads === 1) await second;
+      else secondSent();
       return sse([['step', { step: 'format', state: 'started' }], ['step', { step: 'format', state: 'finished', status: 'passed' }], ['result', { http_status: 201, status: 'published', name, version: '1' }]]);
     });
     show('/upload', <Route path="upload" element={<UploadPage />} />);

@@ -1,0 +1,111 @@
+/**
+ * bench/cli-upload: what a person or a CI job gets from `tollgate upload <files…>`: the built
+ * client run as its own process on the machine's APT cache (skipped when empty), once per
+ * `--jobs` value, each into a fresh service (compiled and bundled as `npm start` runs it).
+ *
+ *   npx tsx bench/cli-upload.ts [--limit 400] [--jobs 1,4,8] [--main path/to/tollgate.mjs]
+ *
+ * The service answers an upload once the signed index lists it, so a client sending one file at
+ * a time waits for each publish in turn; `--jobs` sends several and their publishes coalesce.
+ * Prints MB/s, packages/s and the worst exit code per value, with `aptly repo add` + `publish
+ * repo` on the same files (`--no-aptly` leaves it out).
+ */
+import { execFile, spawn } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { freePort } from '../harness/net.js';
+import { loginAsInitialAdmin, waitUntilReady } from '../harness/service.js';
+import { buildService, spawnCompiledService } from './lib/compiled-service.js';
+import { numberArg, stringArg } from './lib/args.js';
+import { runMeasured } from './lib/proc.js';
+import { textTable } from './lib/table.js';
+import { throwawayGpgHome } from './lib/gpg-home.js';
+
+const root = new URL('..', import.meta.url).pathname;
+const work = join(root, 'bench', '.work', 'cli-upload');
+const CACHE = '/var/cache/apt/archives';
+const LIMIT = numberArg('limit', 400);
+const JOBS = (stringArg('jobs') ?? '1,4,8').split(',').map(Number);
+const MB = 1e6;
+
+/** Runs the built client; resolves with its exit code (its output is not kept: only the verdicts' code matters here). */
+function tollgate(main: string, args: string[], env: Record<string, string>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [main, ...args], { env: { ...process.env, NO_COLOR: '1', ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => { stderr = (stderr + d.toString()).slice(-2000); });
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code !== 0) console.log(`tollgate ${args.slice(-2).join(' ')} exited ${code}: …${stderr.slice(-400)}`);
+      resolve(code ?? -1);
+    });
+  });
+}
+
+async function main(): Promise<void> {
+  let names: string[] = [];
+  try {
+    names = readdirSync(CACHE).filter((f) => /_(amd64|all)\.deb$/.test(f)).sort();
+  } catch {
+    // no cache at all: skipped below
+  }
+  const files = names.slice(0, LIMIT).map((f) => join(CACHE, f));
+  if (files.length === 0) {
+    console.log(`skipped: no .deb in ${CACHE} (any apt-get install fills it)`);
+    return;
+  }
+  const bytes = files.reduce((sum, f) => sum + statSync(f).size, 0);
+  console.log(`${files.length} packages, ${(bytes / MB).toFixed(0)} MB, tollgate upload --jobs ${JOBS.join(', ')}`);
+  await rm(work, { recursive: true, force: true });
+  await mkdir(work, { recursive: true });
+  const service = stringArg('main') ?? await buildService(join(work, 'dist'));
+  const cliDir = join(root, 'cli', 'dist', `bench-${process.pid}`);
+  await promisify(execFile)(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'cli', 'tsconfig.json'), '--outDir', cliDir]);
+  const rows: string[][] = [['client', 'time', 'throughput', 'exit code']];
+  let oneAtATimeMs = 0;
+  try {
+    for (const jobs of JOBS) {
+      const dataDir = join(work, `data-${jobs}`);
+      const port = await freePort();
+      const base = `http://127.0.0.1:${port}`;
+      const server = spawnCompiledService(service, dataDir, port, {}, 'inherit');
+      try {
+        await waitUntilReady(base);
+        const token = await loginAsInitialAdmin(base, dataDir);
+        // The signing key and the first (empty) indexes: made before the clock runs.
+        await fetch(`${base}/settings/gpg`, { headers: { authorization: `Bearer ${token}` } });
+        const started = performance.now();
+        const code = await tollgate(join(cliDir, 'main.js'), ['upload', ...files, '--dist', 'bookworm', '--jobs', String(jobs)], { TOLLGATE_URL: base, TOLLGATE_TOKEN: token, XDG_CONFIG_HOME: join(work, 'config') });
+        const ms = performance.now() - started;
+        if (jobs === 1) oneAtATimeMs = ms;
+        rows.push([`tollgate upload --jobs ${jobs}`, `${(ms / 1000).toFixed(1)} s`, `${(bytes / MB / (ms / 1000)).toFixed(1)} MB/s, ${(files.length / (ms / 1000)).toFixed(1)} packages/s${oneAtATimeMs && jobs !== 1 ? ` (${(oneAtATimeMs / ms).toFixed(2)}x --jobs 1)` : ''}`, String(code)]);
+      } finally {
+        server.kill('SIGTERM');
+        await new Promise((r) => server.once('exit', r));
+        await rm(dataDir, { recursive: true, force: true });
+      }
+    }
+  } finally {
+    await rm(cliDir, { recursive: true, force: true });
+  }
+  if (!process.argv.includes('--no-aptly')) {
+    const pool = join(work, 'files');
+    await mkdir(pool, { recursive: true });
+    for (const f of files) await promisify(execFile)('ln', ['-s', f, pool]);
+    const { env, keyId } = await throwawayGpgHome(join(work, 'gnupg'));
+    const config = join(work, 'aptly.conf');
+    await writeFile(config, JSON.stringify({ rootDir: join(work, 'aptly'), architectures: ['amd64'], gpgProvider: 'gpg' }));
+    const aptly = (args: string[]) => runMeasured('aptly', [`-config=${config}`, ...args], { env });
+    await aptly(['repo', 'create', '-distribution=bookworm', '-component=main', 'bench']);
+    const add = await aptly(['repo', 'add', 'bench', pool]);
+    const publish = await aptly(['publish', 'repo', `-gpg-key=${keyId}`, '-architectures=amd64,all', 'bench']);
+    const ms = add.ms + publish.ms;
+    rows.push(['aptly repo add + publish repo', `${(ms / 1000).toFixed(1)} s`, `${(bytes / MB / (ms / 1000)).toFixed(1)} MB/s, ${(files.length / (ms / 1000)).toFixed(1)} packages/s`, '']);
+  }
+  console.log(textTable(rows));
+  await rm(work, { recursive: true, force: true });
+}
+
+await main();
