@@ -11,12 +11,12 @@
  * repo` on the same files (`--no-aptly` leaves it out).
  */
 import { execFile, spawn } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from '../harness/net.js';
 import { loginAsInitialAdmin, waitUntilReady } from '../harness/service.js';
+import { aptCacheCorpus } from './lib/apt-cache.js';
 import { buildService, spawnCompiledService } from './lib/compiled-service.js';
 import { numberArg, stringArg } from './lib/args.js';
 import { runMeasured } from './lib/proc.js';
@@ -25,7 +25,6 @@ import { throwawayGpgHome } from './lib/gpg-home.js';
 
 const root = new URL('..', import.meta.url).pathname;
 const work = join(root, 'bench', '.work', 'cli-upload');
-const CACHE = '/var/cache/apt/archives';
 const LIMIT = numberArg('limit', 400);
 const JOBS = (stringArg('jobs') ?? '1,4,8').split(',').map(Number);
 const MB = 1e6;
@@ -45,18 +44,9 @@ function tollgate(main: string, args: string[], env: Record<string, string>): Pr
 }
 
 async function main(): Promise<void> {
-  let names: string[] = [];
-  try {
-    names = readdirSync(CACHE).filter((f) => /_(amd64|all)\.deb$/.test(f)).sort();
-  } catch {
-    // no cache at all: skipped below
-  }
-  const files = names.slice(0, LIMIT).map((f) => join(CACHE, f));
-  if (files.length === 0) {
-    console.log(`skipped: no .deb in ${CACHE} (any apt-get install fills it)`);
-    return;
-  }
-  const bytes = files.reduce((sum, f) => sum + statSync(f).size, 0);
+  const corpus = aptCacheCorpus(LIMIT);
+  if (!corpus) return;
+  const { files, bytes } = corpus;
   console.log(`${files.length} packages, ${(bytes / MB).toFixed(0)} MB, tollgate upload --jobs ${JOBS.join(', ')}`);
   await rm(work, { recursive: true, force: true });
   await mkdir(work, { recursive: true });

@@ -17,12 +17,12 @@
  * Skips, saying so, when the cache holds no package.
  */
 import { execFile } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from '../harness/net.js';
 import { loginAsInitialAdmin, waitUntilReady } from '../harness/service.js';
+import { aptCacheCorpus } from './lib/apt-cache.js';
 import { buildService, rssOf, spawnCompiledService } from './lib/compiled-service.js';
 import { numberArg, stringArg } from './lib/args.js';
 import { cpuMsOf, runMeasured } from './lib/proc.js';
@@ -34,7 +34,6 @@ import { UploadClient } from './lib/upload-client.js';
 const run = promisify(execFile);
 const root = new URL('..', import.meta.url).pathname;
 const work = join(root, 'bench', '.work');
-const CACHE = '/var/cache/apt/archives';
 
 const CLIENTS = numberArg('clients', 4);
 const LIMIT = numberArg('limit', Number.POSITIVE_INFINITY);
@@ -57,18 +56,9 @@ function stanzas(text: string): Map<string, string> {
 }
 
 async function main(): Promise<void> {
-  let names: string[] = [];
-  try {
-    names = readdirSync(CACHE).filter((f) => /_(amd64|all)\.deb$/.test(f)).sort();
-  } catch {
-    // no cache at all: skipped below
-  }
-  const files = names.slice(0, LIMIT).map((f) => join(CACHE, f));
-  if (files.length === 0) {
-    console.log(`skipped: no .deb in ${CACHE} (any apt-get install fills it)`);
-    return;
-  }
-  const bytes = files.reduce((sum, f) => sum + statSync(f).size, 0);
+  const corpus = aptCacheCorpus(LIMIT);
+  if (!corpus) return;
+  const { files, bytes } = corpus;
   console.log(`${files.length} packages, ${(bytes / MB).toFixed(0)} MB, ${CLIENTS} clients (${CLIENT})`);
 
   await mkdir(work, { recursive: true });

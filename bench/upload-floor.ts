@@ -16,10 +16,11 @@
  * (node:http; `--client fetch`: fetch, as before 2026-11-29, sixth session).
  */
 import { spawn } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { freePort } from '../harness/net.js';
+import { aptCacheCorpus, APT_CACHE } from './lib/apt-cache.js';
 import { debCorpus } from './lib/deb-corpus.js';
 import { numberArg as arg } from './lib/args.js';
 import { textTable } from './lib/table.js';
@@ -33,7 +34,6 @@ const COUNT = arg('packages', 2000);
 const LIMIT = arg('limit', 400);
 const CLIENTS = arg('clients', REAL ? 4 : 8);
 const TIERS = ['receive', 'durable', 'row'] as const;
-const CACHE = '/var/cache/apt/archives';
 const CLIENT = clientKindArg();
 
 async function measure(tier: (typeof TIERS)[number], files: readonly string[]): Promise<string[]> {
@@ -79,21 +79,14 @@ async function measure(tier: (typeof TIERS)[number], files: readonly string[]): 
   }
 }
 
-async function realFiles(): Promise<string[]> {
-  try {
-    return readdirSync(CACHE).filter((f) => /_(amd64|all)\.deb$/.test(f)).sort().slice(0, LIMIT).map((f) => join(CACHE, f));
-  } catch {
-    return [];
-  }
-}
-
 async function main(): Promise<void> {
   if (REAL) {
-    const files = await realFiles();
-    if (files.length === 0) return console.log(`skipped: no .deb in ${CACHE} (any apt-get install fills it)`);
+    const real = aptCacheCorpus(LIMIT);
+    if (!real) return;
+    const { files } = real;
     const rows = [['tier', 'MB/s', 'server CPU s/GB', 'clients CPU s/GB']];
     for (const tier of TIERS) rows.push(await measure(tier, files));
-    console.log(`${files.length} packages of ${CACHE} by ${CLIENTS} concurrent clients to a bare Fastify + @fastify/multipart server`);
+    console.log(`${files.length} packages of ${APT_CACHE} by ${CLIENTS} concurrent clients to a bare Fastify + @fastify/multipart server`);
     return console.log(textTable(rows));
   }
   // The corpus bench/apt-upload makes (with its 5 extra packages), shared when it is there.

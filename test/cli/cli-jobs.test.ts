@@ -5,20 +5,13 @@
  * later files sooner; the real service's answers to several files are in cli.test.ts.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { buildCli } from '../helpers/cli-build.js';
+import { buildCli, runCli } from '../helpers/cli-build.js';
 import { makeTempDir } from '../helpers/tmp.js';
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
 
 const FILES = 7;
 
@@ -33,16 +26,7 @@ describe('tollgate upload --jobs', () => {
   /** The files' indexes in the order their answers were sent. */
   let answered: number[] = [];
 
-  const tollgate = (args: string[]): Promise<Run> => new Promise((resolve, reject) => {
-    const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('TOLLGATE_')));
-    const child = spawn(process.execPath, [built.main, ...args], { env: { ...base, NO_COLOR: '1', TOLLGATE_URL: url, TOLLGATE_TOKEN: 'tg_test', XDG_CONFIG_HOME: join(tmp.dir, 'config') } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
-    child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
+  const tollgate = (args: string[]) => runCli(built.main, args, { TOLLGATE_URL: url, TOLLGATE_TOKEN: 'tg_test', XDG_CONFIG_HOME: join(tmp.dir, 'config') });
 
   const upload = async (args: string[]) => {
     underWay = 0;

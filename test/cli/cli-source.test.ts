@@ -3,31 +3,19 @@
  * a .dsc sends the files it names from its folder, a .changes the .dsc and its files.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { rm } from 'node:fs/promises';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { makeTempDir } from '../helpers/tmp.js';
-import { buildCli } from '../helpers/cli-build.js';
+import { buildCli, runCli } from '../helpers/cli-build.js';
 import { buildSourcePackage } from '../../harness/source-packages.js';
 
 /** The built client (buildCli: this process's own copy), built in `before`. */
 let builtCli: Awaited<ReturnType<typeof buildCli>> | undefined;
 
-function tollgate(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('TOLLGATE_')));
-    const child = spawn(process.execPath, [builtCli!.main, ...args], { env: { ...base, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
-    child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
-}
+const tollgate = (args: string[], env: Record<string, string>) => runCli(builtCli!.main, args, env);
 
 describe('tollgate upload of source packages', () => {
   let t: TestApp;

@@ -15,32 +15,16 @@ import { loginAsInitialAdmin, spawnService, waitUntilReady } from '../../harness
 import { buildAptRepo, makeGpgKey, serveDir, type StaticServer } from '../../harness/upstream.js';
 import { EICAR, startClamd, type RunningClamd } from '../helpers/clamd.js';
 import { makeTempDir } from '../helpers/tmp.js';
-import { buildCli } from '../helpers/cli-build.js';
+import { buildCli, runCli, type CliRun } from '../helpers/cli-build.js';
 import { startFeedServer, writeOsvFeed, type FeedServer } from '../security/support.js';
 
 /** The built client (buildCli: this process's own copy), built in `before`. */
 let builtCli: Awaited<ReturnType<typeof buildCli>> | undefined;
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+type Run = CliRun;
 
 /** Runs the built executable; `env` adds to a clean environment (no inherited TOLLGATE_*). */
-function tollgate(args: string[], env: Record<string, string>, input?: string): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('TOLLGATE_')));
-    const child = spawn(process.execPath, [builtCli!.main, ...args], { env: { ...base, NO_COLOR: '1', ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
-    child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-    child.stdin.end(input ?? '');
-  });
-}
+const tollgate = (args: string[], env: Record<string, string>, input?: string): Promise<Run> => runCli(builtCli!.main, args, env, input);
 
 const json = <T = Record<string, unknown>>(run: Run): T => {
   try {

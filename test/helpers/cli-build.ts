@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -15,4 +15,29 @@ export async function buildCli(): Promise<{ main: string; remove: () => Promise<
   const outDir = join(root, 'cli', 'dist', `test-${process.pid}`);
   await promisify(execFile)(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'cli', 'tsconfig.json'), '--outDir', outDir]);
   return { main: join(outDir, 'main.js'), remove: () => rm(outDir, { recursive: true, force: true }) };
+}
+
+/** How a run of the client ended. */
+export interface CliRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs the built client (`main` from buildCli) as its own process. `env` adds to a clean
+ * environment: nothing inherited that starts with TOLLGATE_, colours off.
+ */
+export function runCli(main: string, args: string[], env: Record<string, string>, input?: string): Promise<CliRun> {
+  return new Promise((resolve, reject) => {
+    const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('TOLLGATE_')));
+    const child = spawn(process.execPath, [main, ...args], { env: { ...base, NO_COLOR: '1', ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
+    child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+    child.stdin.end(input ?? '');
+  });
 }
