@@ -61,6 +61,7 @@ export function registerUploadCommand(program: Command): void {
       // One file at a time on a terminal: its line is rewritten as its steps finish. Several at
       // once: a line per file when it is done (interleaved rewrites would garble each other).
       const live = rt.out.interactive && Math.min(opts.jobs, files.length) === 1;
+      if (rt.out.interactive && !live) rt.out.note(`${files.length} files, ${Math.min(opts.jobs, files.length)} at a time: a line each as it is done`);
       const settled = await mapConcurrently(files, opts.jobs, async (file) => {
         const outcome = await uploadOne(rt, file, opts, live);
         let code = outcome.status ? exitCodeForStatus(outcome.status) : EXIT.error;
