@@ -88,7 +88,10 @@ export function createSecurity(ctx: SecurityWiring): SecurityService {
   repo.cve.scanner = scanner;
 
   // After an upload (its findings were stored with its row): a package held for review is announced.
-  repo.uploads.onStored(async ({ packageId }) => {
+  // Only a held upload's row is read (again: a reviewer may have decided meanwhile); the listener
+  // runs before the upload is answered, and most are published.
+  repo.uploads.onStored(async ({ packageId, body }) => {
+    if (body.status !== 'pending_review') return;
     const row = await packageById(db, packageId);
     if (!row) return;
     if (row.status === 'pending_review') notifyPendingReview(notifier, row, 'upload', await appUrl());
