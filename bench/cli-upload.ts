@@ -10,10 +10,11 @@
  * Prints MB/s, packages/s and the worst exit code per value, with `aptly repo add` + `publish
  * repo` on the same files (`--no-aptly` leaves it out).
  */
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { buildCli, runCli } from '../harness/cli.js';
 import { freePort } from '../harness/net.js';
 import { loginAsInitialAdmin, waitUntilReady } from '../harness/service.js';
 import { aptCacheCorpus } from './lib/apt-cache.js';
@@ -29,20 +30,6 @@ const LIMIT = numberArg('limit', 400);
 const JOBS = (stringArg('jobs') ?? '1,4,8').split(',').map(Number);
 const MB = 1e6;
 
-/** Runs the built client; resolves with its exit code (its output is not kept: only the verdicts' code matters here). */
-function tollgate(main: string, args: string[], env: Record<string, string>): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [main, ...args], { env: { ...process.env, NO_COLOR: '1', ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => { stderr = (stderr + d.toString()).slice(-2000); });
-    child.on('error', reject);
-    child.on('close', (code) => {
-      if (code !== 0) console.log(`tollgate ${args.slice(-2).join(' ')} exited ${code}: …${stderr.slice(-400)}`);
-      resolve(code ?? -1);
-    });
-  });
-}
-
 async function main(): Promise<void> {
   const corpus = aptCacheCorpus(LIMIT);
   if (!corpus) return;
@@ -51,8 +38,7 @@ async function main(): Promise<void> {
   await rm(work, { recursive: true, force: true });
   await mkdir(work, { recursive: true });
   const service = stringArg('main') ?? await buildService(join(work, 'dist'));
-  const cliDir = join(root, 'cli', 'dist', `bench-${process.pid}`);
-  await promisify(execFile)(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'cli', 'tsconfig.json'), '--outDir', cliDir]);
+  const cli = await buildCli('bench');
   const rows: string[][] = [['client', 'time', 'throughput', 'exit code']];
   let oneAtATimeMs = 0;
   try {
@@ -67,8 +53,9 @@ async function main(): Promise<void> {
         // The signing key and the first (empty) indexes: made before the clock runs.
         await fetch(`${base}/settings/gpg`, { headers: { authorization: `Bearer ${token}` } });
         const started = performance.now();
-        const code = await tollgate(join(cliDir, 'main.js'), ['upload', ...files, '--dist', 'bookworm', '--jobs', String(jobs)], { TOLLGATE_URL: base, TOLLGATE_TOKEN: token, XDG_CONFIG_HOME: join(work, 'config') });
+        const { code, stderr } = await runCli(cli.main, ['upload', ...files, '--dist', 'bookworm', '--jobs', String(jobs)], { TOLLGATE_URL: base, TOLLGATE_TOKEN: token, XDG_CONFIG_HOME: join(work, 'config') });
         const ms = performance.now() - started;
+        if (code !== 0) console.log(`tollgate upload --jobs ${jobs} exited ${code}: …${stderr.slice(-400)}`);
         if (jobs === 1) oneAtATimeMs = ms;
         rows.push([`tollgate upload --jobs ${jobs}`, `${(ms / 1000).toFixed(1)} s`, `${(bytes / MB / (ms / 1000)).toFixed(1)} MB/s, ${(files.length / (ms / 1000)).toFixed(1)} packages/s${oneAtATimeMs && jobs !== 1 ? ` (${(oneAtATimeMs / ms).toFixed(2)}x --jobs 1)` : ''}`, String(code)]);
       } finally {
@@ -78,7 +65,7 @@ async function main(): Promise<void> {
       }
     }
   } finally {
-    await rm(cliDir, { recursive: true, force: true });
+    await cli.remove();
   }
   if (!process.argv.includes('--no-aptly')) {
     const pool = join(work, 'files');

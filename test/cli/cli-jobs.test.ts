@@ -10,7 +10,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { buildCli, runCli } from '../helpers/cli-build.js';
+import { buildCli, runCli } from '../../harness/cli.js';
 import { makeTempDir } from '../helpers/tmp.js';
 
 const FILES = 7;

@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { rm } from 'node:fs/promises';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { makeTempDir } from '../helpers/tmp.js';
-import { buildCli, runCli } from '../helpers/cli-build.js';
+import { buildCli, runCli } from '../../harness/cli.js';
 import { buildSourcePackage } from '../../harness/source-packages.js';
 
 /** The built client (buildCli: this process's own copy), built in `before`. */

@@ -15,7 +15,7 @@ import { loginAsInitialAdmin, spawnService, waitUntilReady } from '../../harness
 import { buildAptRepo, makeGpgKey, serveDir, type StaticServer } from '../../harness/upstream.js';
 import { EICAR, startClamd, type RunningClamd } from '../helpers/clamd.js';
 import { makeTempDir } from '../helpers/tmp.js';
-import { buildCli, runCli, type CliRun } from '../helpers/cli-build.js';
+import { buildCli, runCli, type CliRun } from '../../harness/cli.js';
 import { startFeedServer, writeOsvFeed, type FeedServer } from '../security/support.js';
 
 /** The built client (buildCli: this process's own copy), built in `before`. */
