@@ -122,6 +122,10 @@ export async function createContext(config: Config, log: Logger): Promise<AppCon
     unavailable: (error) => log.warn({ err: error }, 'Redis does not answer: rate limits are counted in this replica alone until it does'),
     restored: () => log.info('Redis answers again: rate limits are shared between the replicas again'),
   });
+  // Not critical: while Redis is away each replica counts alone, and the service keeps serving.
+  if (config.redisUrl) {
+    health.register('redis', async () => ({ ...(await rateCounters.status()), configured: true }));
+  }
   const ctx: AppContext = {
     config, log, db, dialect, durable, box, audit, settings, users, tokens, auth, accounts, passwordResets,
     metrics, health, mail, notifier, checks, repo, security, jobs, dashboard, downloads, imports, rateCounters,

@@ -6,7 +6,7 @@ export interface ComponentStatus {
   [field: string]: unknown;
 }
 
-export type ComponentName = 'database' | 'clamav' | 'grype' | 'gpg';
+export type ComponentName = 'database' | 'clamav' | 'grype' | 'gpg' | 'redis';
 export type ComponentCheck = () => Promise<ComponentStatus>;
 
 const notConfigured = (detail: string): ComponentCheck => async () => ({ ok: false, configured: false, detail });
@@ -22,6 +22,7 @@ export class HealthService {
     clamav: notConfigured('antivirus not configured (CLAMAV_SOCKET or CLAMAV_HOST)'),
     grype: notConfigured('vulnerability database not synchronised yet'),
     gpg: notConfigured('signing key not created yet'),
+    redis: notConfigured('REDIS_URL not set: rate limits are counted in each replica'),
   };
   private readonly critical = new Set<ComponentName>(['database']);
 

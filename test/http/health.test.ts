@@ -19,6 +19,7 @@ describe('health, metrics, docs, headers', () => {
     assert.equal(health.components.database.ok, true);
     assert.equal(health.components.clamav.configured, false);
     assert.equal(health.components.clamav.ok, false, 'an unconfigured component never claims ok');
+    assert.deepEqual([health.components.redis.configured, health.components.redis.ok], [false, false], 'no REDIS_URL: rate limits counted per replica');
   });
 
   it('answers 503 on /health/ready while the database does not answer', async () => {

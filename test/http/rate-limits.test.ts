@@ -95,6 +95,12 @@ describe('rate limits', () => {
     const limited = await t.app.inject({ method: 'POST', url: '/auth/token', payload: { username: 'admin', password: t.adminPassword }, remoteAddress: '192.0.2.77' });
     assert.equal(limited.statusCode, 429);
     assert.equal(limited.json().code, 'rate_limited');
+    // The health report says so, and the replica stays ready: Redis is not critical.
+    const health = (await t.app.inject('/health')).json();
+    assert.equal(health.components.redis.configured, true);
+    assert.equal(health.components.redis.ok, false);
+    assert.match(health.components.redis.detail, /does not answer/);
+    assert.equal((await t.app.inject('/health/ready')).statusCode, 200);
   });
 
   it('shares counters between replicas through Redis (REDIS_URL)', async () => {
@@ -109,5 +115,9 @@ describe('rate limits', () => {
     const limited = await a.app.inject({ method: 'POST', url: '/auth/token', payload: { username: 'admin', password: TEST_PASSWORD }, remoteAddress: ip });
     assert.equal(limited.statusCode, 429);
     assert.equal(limited.json().code, 'rate_limited');
+    const redis = (await a.app.inject('/health')).json().components.redis;
+    assert.equal(redis.configured, true);
+    assert.equal(redis.ok, true, redis.detail);
+    assert.equal(typeof redis.latency_ms, 'number');
   });
 });

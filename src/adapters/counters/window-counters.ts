@@ -10,9 +10,18 @@ export interface WindowCount {
   ttlMs: number;
 }
 
+/** Where the counts are kept, for the health report. */
+export interface CountersStatus {
+  /** The shared store answers (always true for local counters: nothing to reach). */
+  ok: boolean;
+  detail: string;
+  latency_ms?: number;
+}
+
 export interface WindowCounters {
   /** Counts one hit on `key` in a window of `windowMs` that starts with the key's first hit. */
   increment(key: string, windowMs: number): Promise<WindowCount>;
+  status(): Promise<CountersStatus>;
   close(): Promise<void>;
 }
 
@@ -33,6 +42,10 @@ export class LocalWindowCounters implements WindowCounters {
     }
     window.count += 1;
     return { current: window.count, ttlMs: window.resetAt - now };
+  }
+
+  async status(): Promise<CountersStatus> {
+    return { ok: true, detail: 'counted in this process (REDIS_URL not set)' };
   }
 
   async close(): Promise<void> {}
@@ -81,6 +94,18 @@ class RedisWindowCounters implements WindowCounters {
     if (this.failing) this.report.restored();
     this.failing = false;
     return { current: answer[0], ttlMs: Math.max(0, answer[1]) };
+  }
+
+  /** A PING, bounded like every command; an outage is not reported here (a hit reports it once). */
+  async status(): Promise<CountersStatus> {
+    const started = performance.now();
+    try {
+      await this.redis.ping();
+    } catch (error) {
+      return { ok: false, detail: `Redis does not answer (${(error as Error).message}): rate limits are counted in each replica alone until it does` };
+    }
+    const latency_ms = Math.round((performance.now() - started) * 100) / 100;
+    return { ok: true, detail: 'rate limits shared by the replicas', latency_ms };
   }
 
   async close(): Promise<void> {

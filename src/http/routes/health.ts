@@ -36,7 +36,7 @@ export async function healthRoutes(app: App, ctx: AppContext): Promise<void> {
           version: Type.String(),
           uptime_seconds: Type.Number(),
           edition: Type.String(),
-          components: Type.Object({ database: Component, clamav: Component, grype: Component, gpg: Component }),
+          components: Type.Object({ database: Component, clamav: Component, grype: Component, gpg: Component, redis: Component }),
         }),
       },
     },
