@@ -116,7 +116,18 @@ export class UploadService {
       await this.discardAll(input);
       throw error;
     }
-    const deps: PipelineDeps = { ...this.deps, uploadedBy: input.user, onAdmitted: input.onAdmitted };
+    // Written while the upload waits for the signed index, once its row is stored: the entry
+    // says what the row holds (status, digests, reasons), which no later step changes.
+    const early: { audit: Promise<void> | null } = { audit: null };
+    const onAdmitted = () => {
+      if (state.storedPackageId && !state.duplicateOf) {
+        early.audit = this.record(input, this.answer(state, []));
+        // Awaited before any answer, an error included (the row is stored all the same).
+        early.audit.catch(() => undefined);
+      }
+      input.onAdmitted?.();
+    };
+    const deps: PipelineDeps = { ...this.deps, uploadedBy: input.user, onAdmitted };
     const signature = signatureStep(deps);
     const durable = Promise.all([input.file.durable, ...(input.sourceFiles ?? []).map((f) => f.file.durable)]);
     // Admission awaits it; an upload rejected before never does.
@@ -165,7 +176,7 @@ export class UploadService {
       // The step record and the audit entry side by side: the entry's fsync overlaps the row's update.
       await Promise.all([
         storedId ? updatePackagePipeline(this.deps.db, storedId, JSON.stringify(run.steps), JSON.stringify(state.reasons)) : null,
-        this.record(input, body),
+        early.audit ?? this.record(input, body),
       ]);
       if (storedId) {
         for (const listener of this.storedListeners) {
@@ -173,6 +184,10 @@ export class UploadService {
         }
       }
       return { httpStatus: body.status === 'rejected' ? 422 : 201, body, packageId: storedId ?? null };
+    } catch (error) {
+      // A publish that failed after the row was stored: the entry is on disk before the error is answered.
+      await early.audit?.catch(() => undefined);
+      throw error;
     } finally {
       // Whatever was not moved into the store or quarantine is not kept.
       await this.discardAll(input);

@@ -9,6 +9,7 @@ import { buildDeb } from '../../harness/debs.js';
 import { multipartBody } from '../../harness/multipart.js';
 import { buildRpm } from '../../harness/rpms.js';
 import { makeTempDir } from '../helpers/tmp.js';
+import { DomainError } from '../../src/domain/errors.js';
 
 const STEPS = ['format', 'provenance', 'antivirus', 'cve', 'signature', 'dependencies'];
 const sha256 = async (path: string) => createHash('sha256').update(await readFile(path)).digest('hex');
@@ -245,6 +246,42 @@ for (const backend of backends()) {
       assert.equal(logs.statusCode, 200, logs.body);
       assert.equal(logs.json().items.length, 1);
       assert.equal(logs.json().items[0].result, 'FAILURE');
+    });
+
+    it('audits an upload once its row is stored, while it waits for the signed index, and when that publish then fails', async () => {
+      const publisher = t.ctx.repo.publisher;
+      const request = publisher.request;
+      const entriesOf = (name: string) => t.ctx.db.selectFrom('audit_index').selectAll().where('action', '=', 'UPLOAD').where('package', '=', name).execute();
+      try {
+        let release!: () => void;
+        const held = new Promise<void>((resolve) => (release = resolve));
+        publisher.request = (codename) => held.then(() => request.call(publisher, codename));
+        let answered = false;
+        const answer = upload(uploader, await buildDeb(work.dir, { name: 'audit-early', version: '1.0+ds1-1' }), { distribution: 'bookworm' }).finally(() => (answered = true));
+        const until = Date.now() + 10_000;
+        while ((await entriesOf('audit-early')).length === 0) {
+          assert.ok(Date.now() < until, 'no audit entry while the upload waits for its index');
+          await new Promise((r) => setTimeout(r, 20));
+        }
+        assert.equal(answered, false, 'the entry came before the answer');
+        release();
+        assert.equal((await answer).statusCode, 201);
+        const early = await entriesOf('audit-early');
+        assert.equal(early.length, 1, 'one entry, not a second one at the answer');
+        assert.match(early[0]!.detail ?? '', /status=published/);
+
+        // The row is stored as published and the next publish lists it: the entry says so even
+        // though this answer is an error (before, a failed publish left the stored upload unaudited).
+        publisher.request = () => Promise.reject(new DomainError('unavailable', 'publish_failed', 'index could not be written'));
+        const failing = await upload(uploader, await buildDeb(work.dir, { name: 'audit-unpublished', version: '2.0-1' }), { distribution: 'bookworm' });
+        assert.equal(failing.statusCode, 503, failing.body);
+        const entries = await entriesOf('audit-unpublished');
+        assert.deepEqual(entries.map((e) => e.result), ['SUCCESS']);
+        assert.match(entries[0]!.detail ?? '', /status=published/);
+      } finally {
+        publisher.request = request;
+      }
+      await publisher.request('bookworm');
     });
   });
 }

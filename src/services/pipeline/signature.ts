@@ -21,13 +21,14 @@ export function signatureStep(deps: PipelineDeps): PipelineStep {
     async run(state) {
       const status = state.outcome === 'pending_review' ? 'pending_review' : 'published';
       const admission = await admitPackage(deps, state, status, deps.uploadedBy);
-      deps.onAdmitted?.();
       if (admission.kind === 'duplicate') {
         state.duplicateOf = admission.id;
+        deps.onAdmitted?.();
         return { name: 'signature', status: 'passed', message: 'identical file stored by a concurrent upload', value: 'duplicate' };
       }
       state.storedPackageId = admission.id;
       state.outcome = status;
+      deps.onAdmitted?.();
       if (!admission.indexed) {
         return { name: 'signature', status: 'skipped', message: `${signedFile(state)}${status}: stored, not in the index`, value: 'not_published' };
       }
