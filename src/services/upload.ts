@@ -76,7 +76,7 @@ function servedFile(row: Pick<PackageRow, 'signed_by' | 'sha256' | 'size'>): Pic
 /** Told about every package an upload stored (not duplicates): the security service indexes its findings and notifies a review. */
 export type UploadStoredListener = (stored: { packageId: string; body: UploadResult; user: string | null }) => Promise<void>;
 
-/** receive → validate (the six steps) → store → decide status → publish → audit. */
+/** receive → validate (the six steps) → store → decide status → publish, the audit entry written meanwhile. */
 export class UploadService {
   private readonly storedListeners: UploadStoredListener[] = [];
   private running = 0;
@@ -173,7 +173,7 @@ export class UploadService {
       }
       const storedId = state.storedPackageId;
       const body = this.answer(state, run.steps);
-      // The step record and the audit entry side by side: the entry's fsync overlaps the row's update.
+      // The step record and the audit entry side by side (an admitted upload's is under way already).
       await Promise.all([
         storedId ? updatePackagePipeline(this.deps.db, storedId, JSON.stringify(run.steps), JSON.stringify(state.reasons)) : null,
         early.audit ?? this.record(input, body),
