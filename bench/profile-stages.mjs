@@ -1,7 +1,7 @@
 /**
  * bench/profile-stages: where an upload's time goes, from a CPU profile of the service.
  *
- *   SERVICE_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" npx tsx bench/apt-upload.ts
+ *   SERVICE_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" npx tsx bench/apt-upload.ts --tsx
  *   node bench/profile-stages.mjs /tmp/prof/<the largest>.cpuprofile [stage prefix]
  *
  * Only the samples between the first and last one inside the upload route count (start-up and
@@ -37,6 +37,11 @@ const times = []; let t0 = 0;
 for (let i = 0; i < p.samples.length; i++) { t0 += p.timeDeltas[i] ?? 0; times.push(t0); }
 let first = -1, last = -1;
 for (let i = 0; i < p.samples.length; i++) if (inUpload(p.samples[i])) { if (first < 0) first = i; last = i; }
+if (first < 0) {
+  // The bundled service (`--main`, the default since 2026-11-28) names one file for every frame.
+  console.error('no sample inside the upload route: profile the sources (the bench with --tsx), not the bundled service');
+  process.exit(1);
+}
 console.log(`upload window ${((times[last] - times[first]) / 1e6).toFixed(2)} s`);
 const dt = new Map();
 for (let i = first; i <= last; i++) dt.set(p.samples[i], (dt.get(p.samples[i]) ?? 0) + (p.timeDeltas[i] ?? 0));
