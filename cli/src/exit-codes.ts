@@ -6,7 +6,7 @@
 export const EXIT = {
   /** Published, or the policy is satisfied. */
   ok: 0,
-  /** Usage error, authentication failure, unreachable service, unexpected answer. */
+  /** Usage error, authentication failure, unreachable service, unexpected answer; `health`: degraded. */
   error: 1,
   /** Held for review (`pending_review`, `upgrade_required`). */
   held: 2,
@@ -48,7 +48,8 @@ export function worstOutcome(codes: readonly ExitCode[]): ExitCode {
 export const EXIT_CODES_HELP = `
 Exit codes:
   0  published, or the policy is satisfied
-  1  usage error, authentication failure, service unreachable or unexpected answer
+  1  usage error, authentication failure, service unreachable or unexpected answer;
+     "health": the service is degraded
   2  held for review (pending_review, upgrade_required)
   3  quarantined
   4  rejected

@@ -7,6 +7,7 @@ import { Command, Option } from 'commander';
 import { registerAuditCommands } from './commands/audit.js';
 import { registerAuthCommands } from './commands/auth.js';
 import { registerDistributionCommands } from './commands/distributions.js';
+import { registerHealthCommand } from './commands/health.js';
 import { registerImportCommands } from './commands/imports.js';
 import { registerReviewCommands } from './commands/review.js';
 import { registerSbomCommand } from './commands/sbom.js';
@@ -37,5 +38,6 @@ registerSbomCommand(program);
 registerImportCommands(program);
 registerTokenCommands(program);
 registerAuditCommands(program);
+registerHealthCommand(program);
 
 await program.parseAsync(process.argv);

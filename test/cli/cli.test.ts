@@ -7,6 +7,8 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile, stat, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { buildDeb } from '../../harness/debs.js';
@@ -280,6 +282,37 @@ describe('tollgate CLI (built executable against the real service)', () => {
     const after = await tollgate(['whoami'], bare);
     assert.equal(after.code, 1);
     assert.match(after.stderr, /no credential/);
+  });
+
+  it('health lists the components and exits 0; a degraded service exits 1', async () => {
+    const healthy = await tollgate(['health'], { ...env, NO_COLOR: '1' });
+    assert.equal(healthy.code, 0, healthy.stderr);
+    assert.match(healthy.stdout, /^ok: Tollgate v\S+ \(\w+\), up \d+ s$/m);
+    assert.match(healthy.stdout, /^database +ok +dialect=sqlite$/m);
+    assert.match(healthy.stdout, /^clamav +ok +version=\d/m, 'the real clamd');
+    assert.match(healthy.stdout, /^redis +not configured +REDIS_URL not set/m);
+    const report = json<{ components: Record<string, { ok: boolean }> }>(await tollgate(['health', '--json'], env));
+    assert.deepEqual(Object.keys(report.components).sort(), ['clamav', 'database', 'gpg', 'grype', 'redis']);
+
+    // A service whose antivirus daemon does not answer: its report says degraded.
+    const degraded = createServer((req, res) => {
+      assert.equal(req.url, '/api/v1/health');
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({
+        status: 'degraded', version: 'v9.9.9', edition: 'enterprise', uptime_seconds: 12.3,
+        components: { database: { ok: true, configured: true }, clamav: { ok: false, configured: true, detail: 'connect ENOENT /run/clamd.ctl' } },
+      }));
+    });
+    await new Promise<void>((resolve) => degraded.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(degraded.address() as AddressInfo).port}`;
+      const run = await tollgate(['health'], { TOLLGATE_URL: url, NO_COLOR: '1', XDG_CONFIG_HOME: join(tmp.dir, 'empty-config') });
+      assert.equal(run.code, 1, run.stdout);
+      assert.match(run.stdout, /^degraded: Tollgate v9\.9\.9/m);
+      assert.match(run.stdout, /^clamav +failing +connect ENOENT/m);
+    } finally {
+      degraded.close();
+    }
   });
 
   it('usage errors exit 1 with a message on stderr', async () => {
