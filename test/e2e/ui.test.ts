@@ -315,6 +315,10 @@ describe('web interface in a real browser', { skip: !existsSync(CHROMIUM) && `no
     await nav('Dashboard').click();
     await heading('Dashboard').waitFor();
     await page.getByRole('img', { name: /Uploads per day/ }).waitFor();
+    // The service's own health report: its database answers, no Redis is configured here.
+    const health = page.getByRole('region', { name: 'Service health' });
+    await health.getByRole('row', { name: /^Database ok dialect sqlite/ }).waitFor();
+    await health.getByRole('row', { name: /^Redis \(shared rate limits\) not configured/ }).waitFor();
     await checkAccessibility('dashboard');
     await shoot('dashboard');
     await nav('Packages').click();

@@ -7,6 +7,7 @@ const STATUS_TONE: Record<string, string> = {
   passed: 'good', skipped: 'neutral', warning: 'warn', failed: 'bad', started: 'neutral',
   SUCCESS: 'good', FAILURE: 'bad', WARNING: 'warn',
   success: 'good', synced: 'good', completed: 'good', unchanged: 'good', syncing: 'neutral', reading: 'neutral', verified: 'neutral',
+  ok: 'good', failing: 'bad', not_configured: 'neutral', degraded: 'bad',
 };
 
 export const label = (value: string) => value.replace(/_/g, ' ');

@@ -17,6 +17,53 @@ interface Summary {
 interface History {
   history: Array<{ day: string; uploads: number; publications: number }>;
 }
+interface HealthComponent {
+  ok: boolean;
+  configured: boolean;
+  detail?: string;
+  [field: string]: unknown;
+}
+interface Health {
+  status: string;
+  version: string;
+  components?: Record<string, HealthComponent>;
+}
+
+const COMPONENT_NAMES: Record<string, string> = {
+  database: 'Database', clamav: 'Antivirus (clamd)', grype: 'Vulnerability database', gpg: 'Signing key', redis: 'Redis (shared rate limits)',
+};
+
+/** What a component reports beyond its state (version, key count, latency…), as `name value` pairs. */
+const reported = (c: HealthComponent) =>
+  Object.entries(c)
+    .filter(([k, v]) => !['ok', 'configured', 'detail'].includes(k) && v !== null && typeof v !== 'object')
+    .map(([k, v]) => `${label(k)} ${String(v)}`)
+    .join(', ');
+
+/** GET /health, component by component: what a platform team checks first when uploads stall. */
+function ServiceHealth() {
+  const health = useQuery({ queryKey: ['health'], queryFn: () => api<Health>('GET', '/health'), refetchInterval: 30_000 });
+  if (health.isPending) return <Loading what="the service's health" />;
+  if (health.error) return <ErrorNotice error={health.error} />;
+  const h = health.data;
+  return (
+    <>
+      <p><StatusBadge status={h.status} /> Tollgate {h.version}</p>
+      <table>
+        <thead><tr><th scope="col">Component</th><th scope="col">State</th><th scope="col">Detail</th></tr></thead>
+        <tbody>
+          {Object.entries(h.components ?? {}).map(([name, c]) => (
+            <tr key={name}>
+              <td>{COMPONENT_NAMES[name] ?? name}</td>
+              <td><StatusBadge status={!c.configured ? 'not_configured' : c.ok ? 'ok' : 'failing'} /></td>
+              <td>{[c.detail, reported(c)].filter(Boolean).join('; ') || '–'}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </>
+  );
+}
 
 
 /** The riskiest packages awaiting review (KEV, then EPSS, then CVSS), for roles that see the queue. */
@@ -79,6 +126,10 @@ export function DashboardPage() {
           <PendingReviews />
         </section>
       )}
+      <section aria-labelledby="health">
+        <h2 id="health">Service health</h2>
+        <ServiceHealth />
+      </section>
       <section aria-labelledby="activity">
         <h2 id="activity">Recent activity</h2>
         <table>

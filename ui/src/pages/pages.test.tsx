@@ -6,6 +6,7 @@ import { setCsrfToken } from '../api';
 import { SessionProvider, useSession } from '../session';
 import type { Distribution, Role } from '../types';
 import { distributionBody, emptyForm } from './DistributionEditor';
+import { DashboardPage } from './DashboardPage';
 import { DistributionsPage } from './DistributionsPage';
 import { DownloadsPage } from './DownloadsPage';
 import { PackagePage } from './PackagePage';
@@ -72,6 +73,37 @@ describe('packages page', () => {
     expect(await screen.findByText('3 package versions quarantined')).toBeTruthy();
     const lists = calls.filter((c) => c.url.startsWith('/packages/')).map((c) => c.url);
     expect(lists.at(-1)).toBe('/packages/?status=quarantined&page=1&per_page=50');
+  });
+});
+
+describe('dashboard', () => {
+  it('shows the service health component by component, what each reports beside its state', async () => {
+    fakeService('reader', ({ url }) => {
+      if (url === '/dashboard/summary') return Response.json({ packages_total: 3, pending_reviews: 0, findings: { critical: 0, high: 0, medium: 0, low: 0, negligible: 0 }, findings_total: 0, recent_activity: [] });
+      if (url === '/dashboard/history?days=30') return Response.json({ history: [] });
+      if (url === '/health') {
+        return Response.json({
+          status: 'degraded', version: 'v1.2.0', edition: 'enterprise',
+          components: {
+            database: { ok: true, configured: true, dialect: 'postgres' },
+            clamav: { ok: false, configured: true, detail: 'clamd does not answer' },
+            redis: { ok: false, configured: false, detail: 'REDIS_URL not set' },
+            gpg: { ok: true, configured: true, key_count: 2 },
+          },
+        });
+      }
+      return undefined;
+    });
+    show('/', <Route path="/" element={<DashboardPage />} />);
+    const section = within(await screen.findByRole('region', { name: 'Service health' }));
+    expect(await section.findByText('degraded')).toBeTruthy();
+    const row = (name: string) => within(section.getByText(name).closest('tr')!);
+    expect(row('Database').getByText('ok')).toBeTruthy();
+    expect(row('Database').getByText('dialect postgres')).toBeTruthy();
+    expect(row('Antivirus (clamd)').getByText('failing')).toBeTruthy();
+    expect(row('Antivirus (clamd)').getByText('clamd does not answer')).toBeTruthy();
+    expect(row('Redis (shared rate limits)').getByText('not configured')).toBeTruthy();
+    expect(row('Signing key').getByText('key count 2')).toBeTruthy();
   });
 });
 
