@@ -23,7 +23,7 @@ import { gunzipSync } from 'node:zlib';
 import { debCorpus } from './lib/deb-corpus.js';
 import { cpuTimesOf, runMeasured } from './lib/proc.js';
 import { textTable } from './lib/table.js';
-import { formatMs, median, medianServerTiming, publishesOf } from './lib/timing.js';
+import { formatMs, median, medianServerTiming, publishesOf, timeShares, type TimedUpload } from './lib/timing.js';
 import { freePort } from '../harness/net.js';
 import { loginAsInitialAdmin, spawnService, waitUntilReady } from '../harness/service.js';
 import { throwawayGpgHome } from './lib/gpg-home.js';
@@ -64,13 +64,14 @@ async function main(): Promise<void> {
 
     /** The service's Server-Timing of the last upload: where its time went. */
     let lastTiming = '';
-    /** Every upload's Server-Timing during the burst. */
-    const burstTimings: string[] = [];
+    /** Every upload of the burst: its time as the client saw it, and its Server-Timing. */
+    const burst: TimedUpload[] = [];
     let inBurst = false;
     const upload = async (path: string) => {
+      const sent = performance.now();
       const answer = await client.upload(path, { distribution: 'jammy' }, { authorization: `Bearer ${token}` });
       lastTiming = String(answer.headers['server-timing'] ?? '');
-      if (inBurst) burstTimings.push(lastTiming);
+      if (inBurst) burst.push({ clientMs: performance.now() - sent, serverTiming: lastTiming });
       return answer.status === 201 && (JSON.parse(answer.body) as { status?: string }).status === 'published';
     };
 
@@ -151,7 +152,8 @@ async function main(): Promise<void> {
       ['packages uploaded', `${COUNT} by ${CLIENTS} concurrent clients (${CLIENT}), to the service ${UNDER_TSX ? 'under tsx' : 'compiled and bundled'}`],
       ['throughput', `${(COUNT / seconds).toFixed(1)} packages/s (${seconds.toFixed(1)} s)`],
       ['service CPU per upload during them (all threads: event loop, pool, payload reader)', `${(cpuUser + cpuSystem).toFixed(1)} ms (user ${cpuUser.toFixed(1)}, kernel ${cpuSystem.toFixed(1)})`],
-      ['an upload during them, by the service (Server-Timing, median of each part)', medianServerTiming(burstTimings)],
+      ['an upload during them, by the service (Server-Timing, median of each part)', medianServerTiming(burst.map((u) => u.serverTiming))],
+      ["the clients' time during them, summed over the uploads", timeShares(burst)],
       ['index publishes during the uploads', publishes],
       ['uploads not answered 201 published', String(failed)],
       ['missing from the signed index', String(missing)],

@@ -6,7 +6,8 @@
  * Starts the compiled service (as `npm start` runs it; RATE_LIMITS=off, its own DATA_DIR, no
  * clamd), uploads every amd64/all .deb of /var/cache/apt/archives with N concurrent clients
  * (each file streamed from disk), and reports MB/s, packages/s, the service's CPU time (all its
- * threads), its peak RSS, and how fast a GET /health/live is answered meanwhile. The clients
+ * threads), its peak RSS, how fast a GET /health/live is answered meanwhile, and where the
+ * clients' time went (each Server-Timing part summed over the uploads, and the rest). The clients
  * share the machine's cores with the service: `--client http` (the default) sends from this
  * process over node:http (bench/lib/upload-client.ts), `--client fetch` with Node's fetch and
  * FormData (the figures before 2026-11-29, sixth session), `--client curl` runs one `curl -F` per
@@ -26,7 +27,7 @@ import { aptCacheCorpus } from './lib/apt-cache.js';
 import { buildService, rssOf, spawnCompiledService } from './lib/compiled-service.js';
 import { numberArg, stringArg } from './lib/args.js';
 import { cpuMsOf, runMeasured } from './lib/proc.js';
-import { medianServerTiming, publishesOf, quantile } from './lib/timing.js';
+import { medianServerTiming, publishesOf, quantile, timeShares, type TimedUpload } from './lib/timing.js';
 import { textTable } from './lib/table.js';
 import { throwawayGpgHome } from './lib/gpg-home.js';
 import { UploadClient } from './lib/upload-client.js';
@@ -72,7 +73,7 @@ async function main(): Promise<void> {
   let oursMs = 0;
   let serviceCpuMs = 0;
   const probeMs: number[] = [];
-  const serverTimings: string[] = [];
+  const uploads: TimedUpload[] = [];
   let publishes = '';
   let catchUpMs = 0;
   let peak = 0;
@@ -87,8 +88,9 @@ async function main(): Promise<void> {
       if (status !== 201 || body.status !== 'published') failures.push(`${basename(path)}: ${status} ${body.status ?? body.detail}`);
     };
     const uploadFromHere = async (path: string) => {
+      const sent = performance.now();
       const answer = await client.upload(path, { distribution: 'bookworm' }, { authorization: `Bearer ${token}` }, true);
-      serverTimings.push(String(answer.headers['server-timing'] ?? ''));
+      uploads.push({ clientMs: performance.now() - sent, serverTiming: String(answer.headers['server-timing'] ?? '') });
       check(path, answer.status, JSON.parse(answer.body) as { status?: string; detail?: string });
     };
     const uploadWithCurl = async (path: string) => {
@@ -143,7 +145,8 @@ async function main(): Promise<void> {
       ['uploaded', `${files.length - failures.length} of ${files.length} (${(bytes / MB).toFixed(0)} MB) in ${(oursMs / 1000).toFixed(1)} s`],
       ['throughput', `${mbps(bytes, oursMs)}, ${(files.length / (oursMs / 1000)).toFixed(1)} packages/s`],
       ['GET /health/live meanwhile: median, p99, max', [0.5, 0.99, 1].map((q) => `${quantile(probeMs, q).toFixed(1)} ms`).join(', ')],
-      ['an upload, by the service (Server-Timing, median of each part)', serverTimings.length ? medianServerTiming(serverTimings) : 'not measured with curl'],
+      ['an upload, by the service (Server-Timing, median of each part)', uploads.length ? medianServerTiming(uploads.map((u) => u.serverTiming)) : 'not measured with curl'],
+      ["the clients' time, summed over the uploads (weighs large packages as MB/s does)", uploads.length ? timeShares(uploads) : 'not measured with curl'],
       ['index publishes during the uploads', publishes],
       ['service CPU (all threads) while uploading', `${(serviceCpuMs / 1000).toFixed(1)} s, ${(serviceCpuMs / (bytes / 1e9) / 1000).toFixed(1)} s per GB`],
       ['Contents complete (every payload read)', `${((oursMs + catchUpMs) / 1000).toFixed(1)} s after the first upload, ${mbps(bytes, oursMs + catchUpMs)}`],

@@ -48,3 +48,35 @@ export function publishesOf(metrics: string): string {
   const series = (name: string, mode: string) => Number(new RegExp(`^tollgate_publish_duration_seconds_${name}\\{format="deb",mode="${mode}"\\} (\\S+)`, 'm').exec(metrics)?.[1] ?? 0);
   return ['append', 'full'].map((mode) => `${series('count', mode)} ${mode} (mean ${((1000 * series('sum', mode)) / Math.max(1, series('count', mode))).toFixed(1)} ms)`).join(', ');
 }
+
+/** One upload as its client timed it, with the service's Server-Timing header. */
+export interface TimedUpload {
+  clientMs: number;
+  serverTiming: string;
+}
+
+/**
+ * Where the clients' time went, summed over every upload: each Server-Timing part (but `total`)
+ * and what the service did not time (the connection, sending the answer, the client itself), in
+ * seconds and as a share of the whole (`receive 12.4 s 30 %, …, outside 4.3 s 10 %`). Unlike the
+ * medians, this weighs each upload by how long it took, as throughput does.
+ */
+export function timeShares(uploads: readonly TimedUpload[]): string {
+  const parts = new Map<string, number>();
+  let client = 0;
+  let timed = 0;
+  for (const upload of uploads) {
+    client += upload.clientMs;
+    for (const entry of upload.serverTiming.split(', ')) {
+      const [name, dur] = entry.split(';dur=');
+      if (!name || !dur || name === 'total') continue;
+      parts.set(name, (parts.get(name) ?? 0) + Number(dur));
+      timed += Number(dur);
+    }
+  }
+  if (client === 0) return 'not measured';
+  // The service's clock and the client's agree within a rounding: the whole is never less than its parts.
+  const whole = Math.max(client, timed);
+  const shown = [...parts, ['outside', whole - timed] as const].filter(([, ms]) => ms / whole >= 0.005);
+  return `${(client / 1000).toFixed(1)} s: ${shown.map(([name, ms]) => `${name} ${(ms / 1000).toFixed(1)} s ${Math.round((100 * ms) / whole)} %`).join(', ')}`;
+}
