@@ -31,14 +31,19 @@ export function formatMiB(bytes: number): string {
   return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 }
 
+/** The parts of a Server-Timing header as the service writes it (`receive;dur=1.2, …`): name and milliseconds. */
+function serverTimingParts(header: string): Array<[name: string, ms: number]> {
+  return header.split(', ').flatMap((entry) => {
+    const [name, dur] = entry.split(';dur=');
+    return name && dur ? [[name, Number(dur)] as [string, number]] : [];
+  });
+}
+
 /** The median of each part of several Server-Timing headers (`receive 1.2, format 0.8, …`). */
 export function medianServerTiming(headers: readonly string[]): string {
   const parts = new Map<string, number[]>();
   for (const header of headers) {
-    for (const entry of header.split(', ')) {
-      const [name, dur] = entry.split(';dur=');
-      if (name && dur) parts.set(name, [...(parts.get(name) ?? []), Number(dur)]);
-    }
+    for (const [name, ms] of serverTimingParts(header)) parts.set(name, [...(parts.get(name) ?? []), ms]);
   }
   return [...parts].map(([name, values]) => `${name} ${median(values).toFixed(1)}`).join(', ') + ' ms';
 }
@@ -67,11 +72,10 @@ export function timeShares(uploads: readonly TimedUpload[]): string {
   let timed = 0;
   for (const upload of uploads) {
     client += upload.clientMs;
-    for (const entry of upload.serverTiming.split(', ')) {
-      const [name, dur] = entry.split(';dur=');
-      if (!name || !dur || name === 'total') continue;
-      parts.set(name, (parts.get(name) ?? 0) + Number(dur));
-      timed += Number(dur);
+    for (const [name, ms] of serverTimingParts(upload.serverTiming)) {
+      if (name === 'total') continue;
+      parts.set(name, (parts.get(name) ?? 0) + ms);
+      timed += ms;
     }
   }
   if (client === 0) return 'not measured';
