@@ -11,12 +11,13 @@
  * are missing from the signed index (Packages checked against the gpgv-verified InRelease), and
  * how long one more upload takes to appear in the signed index — side by side with
  * `aptly repo add` + `aptly publish update` of the same file on a repository of the same size
- * (`--no-aptly` leaves that out). BENCH_APT_OURS_DIR puts the service's data directory elsewhere
+ * (`--no-aptly` leaves that out). The run's folders are removed when it ends (`--keep-data` leaves
+ * them; bench/lib/fresh-dirs.ts: why the next run may wait a minute). BENCH_APT_OURS_DIR puts the service's data directory elsewhere
  * than bench/.work (an XFS mount, where copying an index generation shares its extents).
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { gunzipSync } from 'node:zlib';
@@ -29,7 +30,8 @@ import { loginAsInitialAdmin, spawnService, waitUntilReady } from '../harness/se
 import { throwawayGpgHome } from './lib/gpg-home.js';
 import { clientKindArg, UploadClient } from './lib/upload-client.js';
 import { numberArg as arg, stringArg } from './lib/args.js';
-import { buildService, spawnCompiledService } from './lib/compiled-service.js';
+import { buildService, spawnCompiledService, stopped } from './lib/compiled-service.js';
+import { freshDirs, removeRunDirs } from './lib/fresh-dirs.js';
 
 const run = promisify(execFile);
 const root = new URL('..', import.meta.url).pathname;
@@ -48,7 +50,8 @@ async function main(): Promise<void> {
   await mkdir(work, { recursive: true });
   const corpus = await debCorpus(join(work, `upload-corpus-${COUNT}`), COUNT, EXTRA);
   const dataDir = join(process.env.BENCH_APT_OURS_DIR ?? work, 'upload-data');
-  await rm(dataDir, { recursive: true, force: true });
+  const aptlyRoot = join(work, 'aptly-upload');
+  await freshDirs(work, [dataDir, aptlyRoot]);
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const server = UNDER_TSX
@@ -56,6 +59,7 @@ async function main(): Promise<void> {
     : spawnCompiledService(MAIN ?? await buildService(join(work, 'apt-upload-dist')), dataDir, port, {}, 'inherit');
   // Node's http with kept-alive connections (`--client fetch`: the clients before 2026-11-29, sixth session).
   const client = new UploadClient(base, CLIENTS, CLIENT);
+  let failed = false;
   try {
     await waitUntilReady(base);
     const token = await loginAsInitialAdmin(base, dataDir);
@@ -171,9 +175,7 @@ async function main(): Promise<void> {
     // aptly on a repository of the same packages: one more file, then publish update.
     const { env, keyId } = await throwawayGpgHome(join(work, 'gnupg-upload'));
     const config = join(work, 'aptly-upload.conf');
-    const rootDir = join(work, 'aptly-upload');
-    await rm(rootDir, { recursive: true, force: true });
-    await writeFile(config, JSON.stringify({ rootDir, architectures: ['amd64'], gpgProvider: 'gpg' }));
+    await writeFile(config, JSON.stringify({ rootDir: aptlyRoot, architectures: ['amd64'], gpgProvider: 'gpg' }));
     const aptly = (args: string[]) => runMeasured('aptly', [`-config=${config}`, ...args], { env });
     await aptly(['repo', 'create', '-distribution=jammy', '-component=main', 'bench']);
     await aptly(['repo', 'add', 'bench', join(corpus.repoRoot, 'pool')]);
@@ -189,9 +191,14 @@ async function main(): Promise<void> {
     ]));
     // Issue #15's targets.
     console.log(`${targets}; >= 25x faster than aptly: ${aptlyMs / oneMs >= 25 ? 'met' : 'NOT met'}`);
+  } catch (error) {
+    failed = true;
+    throw error;
   } finally {
     client.close();
-    server.kill('SIGTERM');
+    await stopped(server);
+    // A failed run's data is left for a look; the next run removes it.
+    if (!failed) await removeRunDirs(work, [dataDir, aptlyRoot]);
   }
 }
 

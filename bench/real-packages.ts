@@ -15,16 +15,18 @@
  * checks that every stanza of the published Packages is byte for byte what `apt-ftparchive
  * packages` writes for the same files, and, side by side, how fast the peers take in the same
  * files: `apt-ftparchive packages` (reads and hashes each file) and `aptly repo add` + `publish`.
- * Skips, saying so, when the cache holds no package.
+ * Skips, saying so, when the cache holds no package. The run's folders are removed when it ends
+ * (`--keep-data` leaves them; bench/lib/fresh-dirs.ts: why the next run may wait a minute).
  */
 import { execFile } from 'node:child_process';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from '../harness/net.js';
 import { loginAsInitialAdmin, waitUntilReady } from '../harness/service.js';
 import { aptCacheCorpus } from './lib/apt-cache.js';
-import { buildService, rssOf, spawnCompiledService } from './lib/compiled-service.js';
+import { buildService, rssOf, spawnCompiledService, stopped } from './lib/compiled-service.js';
+import { freshDirs, removeRunDirs } from './lib/fresh-dirs.js';
 import { numberArg, stringArg } from './lib/args.js';
 import { cpuMsOf, runMeasured } from './lib/proc.js';
 import { medianServerTiming, publishesOf, quantile, timeShares, type TimedUpload } from './lib/timing.js';
@@ -66,7 +68,10 @@ async function main(): Promise<void> {
   // --main: an already built bundle (another revision's, for a comparison).
   const main = stringArg('main') ?? await buildService(join(work, 'real-packages', 'dist'));
   const dataDir = join(work, 'real-packages', 'data');
-  await rm(dataDir, { recursive: true, force: true });
+  const ftpDir = join(work, 'real-packages', 'ftparchive');
+  const aptlyRoot = join(work, 'aptly-real');
+  const runDirs = [dataDir, ftpDir, aptlyRoot];
+  await freshDirs(work, runDirs);
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const server = spawnCompiledService(main, dataDir, port, {}, 'inherit');
@@ -157,22 +162,21 @@ async function main(): Promise<void> {
     for (const f of failures.slice(0, 10)) console.log(`not published: ${f}`);
   } finally {
     client.close();
-    server.kill('SIGTERM');
+    await stopped(server);
   }
-  if (!PEERS) return;
+  if (!PEERS) {
+    await removeRunDirs(work, runDirs);
+    return;
+  }
 
   // The peers on the same files: apt-ftparchive indexing them, aptly taking them into a repository and publishing it.
-  const ftpDir = join(work, 'real-packages', 'ftparchive');
-  await rm(ftpDir, { recursive: true, force: true });
   await mkdir(ftpDir, { recursive: true });
   for (const f of files) await run('ln', ['-s', f, join(ftpDir, basename(f))]);
   const ftp = await runMeasured('apt-ftparchive', ['packages', '.'], { cwd: ftpDir });
 
   const { env, keyId } = await throwawayGpgHome(join(work, 'gnupg-real'));
   const config = join(work, 'aptly-real.conf');
-  const rootDir = join(work, 'aptly-real');
-  await rm(rootDir, { recursive: true, force: true });
-  await writeFile(config, JSON.stringify({ rootDir, architectures: ['amd64'], gpgProvider: 'gpg' }));
+  await writeFile(config, JSON.stringify({ rootDir: aptlyRoot, architectures: ['amd64'], gpgProvider: 'gpg' }));
   const aptly = (args: string[]) => runMeasured('aptly', [`-config=${config}`, ...args], { env });
   await aptly(['repo', 'create', '-distribution=bookworm', '-component=main', 'bench']);
   const add = await aptly(['repo', 'add', 'bench', ftpDir]);
@@ -184,8 +188,7 @@ async function main(): Promise<void> {
     ['apt-ftparchive packages (index only)', `${(ftp.ms / 1000).toFixed(1)} s`, mbps(bytes, ftp.ms), `${(ftp.ms / oursMs).toFixed(2)}x`],
     ['aptly repo add + publish repo', `${((add.ms + publish.ms) / 1000).toFixed(1)} s`, mbps(bytes, add.ms + publish.ms), `${((add.ms + publish.ms) / oursMs).toFixed(2)}x`],
   ]));
-  await rm(join(work, 'real-packages', 'data'), { recursive: true, force: true });
-  await rm(rootDir, { recursive: true, force: true });
+  await removeRunDirs(work, runDirs);
 }
 
 await main();

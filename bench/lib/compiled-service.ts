@@ -56,6 +56,14 @@ export function spawnCompiledService(main: string, dataDir: string, port: number
   });
 }
 
+/** Stops a service started by {@link spawnCompiledService} and waits until it has exited. */
+export async function stopped(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+}
+
 /** Resident set size now (VmRSS) and its peak so far (VmHWM) of a process, in bytes. */
 export async function rssOf(pid: number): Promise<{ rss: number; peak: number }> {
   const { readFile } = await import('node:fs/promises');
