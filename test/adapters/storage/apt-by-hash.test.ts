@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { placeObject } from '../../../src/adapters/storage/apt-by-hash.js';
+import { placeObject, pruneByHash } from '../../../src/adapters/storage/apt-by-hash.js';
 import { tempPathFor } from '../../../src/adapters/storage/temp-names.js';
 import { makeTempDir } from '../../helpers/tmp.js';
 
@@ -70,5 +70,36 @@ describe('placing by-hash objects', () => {
     assert.equal(after.ino, before.ino, 'the object in place is kept');
     assert.ok(after.mtimeMs > before.mtimeMs + 3000_000, 'its time is fresh');
     assert.deepEqual(await readdir(join(dir, 'by-hash', 'SHA256')), [d.sha256]);
+  });
+
+  it('prunes the generations past those kept; a torn manifest only keeps more, until the sweep after a full write', async () => {
+    const dir = join(tmp.dir, 'prune');
+    await mkdir(join(dir, 'by-hash', 'SHA256'), { recursive: true });
+    const generation = async (n: number, sweep = false) => {
+      const bytes = Buffer.from(`Package: p${n}\n`);
+      const d = digests(bytes);
+      const temp = tempPathFor(join(dir, 'by-hash', 'SHA256', 'Packages'));
+      await writeFile(temp, bytes);
+      await placeObject(dir, temp, d);
+      await pruneByHash(dir, { variants: [{ digests: d }] }, { keep: 2, minAgeSeconds: 0, maxKept: 2, sweep });
+      return d.sha256;
+    };
+    const manifest = join(dir, 'by-hash', '.generations.json');
+    const first = await generation(1);
+    const second = await generation(2);
+    const third = await generation(3);
+    assert.deepEqual((await readdir(join(dir, 'by-hash', 'SHA256'))).sort(), [second, third].sort(), 'the oldest generation pruned');
+    assert.ok(!(await readdir(join(dir, 'by-hash', 'SHA256'))).includes(first));
+
+    // Cut short by a crash: nothing it named is known, so nothing is pruned (the sweep after a full write takes the rest).
+    await writeFile(manifest, '[{"at":1,"files":["by-hash/SHA256/');
+    const fourth = await generation(4);
+    assert.deepEqual((await readdir(join(dir, 'by-hash', 'SHA256'))).sort(), [second, third, fourth].sort());
+    const fifth = await generation(5);
+    const sixth = await generation(6);
+    assert.deepEqual((await readdir(join(dir, 'by-hash', 'SHA256'))).sort(), [second, third, fifth, sixth].sort(), 'pruning resumes from the rewritten manifest');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const seventh = await generation(7, true);
+    assert.deepEqual((await readdir(join(dir, 'by-hash', 'SHA256'))).sort(), [sixth, seventh].sort(), 'the sweep takes what no generation names');
   });
 });
