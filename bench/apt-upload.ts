@@ -12,8 +12,9 @@
  * how long one more upload takes to appear in the signed index — side by side with
  * `aptly repo add` + `aptly publish update` of the same file on a repository of the same size
  * (`--no-aptly` leaves that out). The run's folders are removed when it ends (`--keep-data` leaves
- * them; bench/lib/fresh-dirs.ts: why the next run may wait a minute). BENCH_APT_OURS_DIR puts the service's data directory elsewhere
- * than bench/.work (an XFS mount, where copying an index generation shares its extents).
+ * them; bench/lib/fresh-dirs.ts: why the next run may wait a minute). BENCH_APT_OURS_DIR puts the
+ * service's data directory elsewhere than bench/.work (an XFS mount, where copying an index
+ * generation shares its extents).
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';

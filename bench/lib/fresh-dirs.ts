@@ -4,10 +4,10 @@
  * On ext4 without a journal (this machine's root filesystem), an inode freed less than a minute
  * ago is not handed out again (five minutes more while its inode-table block is unwritten), and
  * every file created in its block group scans past each such inode, one buffer-cache look-up
- * apiece (`recently_deleted` in fs/ext4/ialloc.c; 10–13 % of all CPU under `perf` during an
- * upload burst). A bench that deleted its last run's data (~7,000 files) just before uploading
- * measured the kernel's clean-up too: 2.4–4.6 ms of kernel CPU per tiny upload instead of 1.6–2.0,
- * and 15–25 % fewer uploads/s (2026-11-30, journal). So a run's folders are removed when it ends,
+ * apiece (`recently_deleted` in fs/ext4/ialloc.c; 13 % of all CPU samples under `perf` during an
+ * upload burst). A bench that deleted its last run's data (~4,600 files and folders) just before
+ * uploading measured that too: 2.6–4.6 ms of kernel CPU per tiny upload instead of 1.6–2.0, and up
+ * to a quarter fewer uploads/s (journal, 2026-11-30). So a run's folders are removed when it ends,
  * synced, and the next run waits, if it must, until that deletion is a minute old.
  */
 import { execFile } from 'node:child_process';
