@@ -18,7 +18,7 @@ import { buildCli, runCli } from '../harness/cli.js';
 import { freePort } from '../harness/net.js';
 import { loginAsInitialAdmin, waitUntilReady } from '../harness/service.js';
 import { aptCacheCorpus } from './lib/apt-cache.js';
-import { buildService, spawnCompiledService } from './lib/compiled-service.js';
+import { buildService, spawnCompiledService, stopped } from './lib/compiled-service.js';
 import { numberArg, stringArg } from './lib/args.js';
 import { runMeasured } from './lib/proc.js';
 import { textTable } from './lib/table.js';
@@ -59,8 +59,7 @@ async function main(): Promise<void> {
         if (jobs === 1) oneAtATimeMs = ms;
         rows.push([`tollgate upload --jobs ${jobs}`, `${(ms / 1000).toFixed(1)} s`, `${(bytes / MB / (ms / 1000)).toFixed(1)} MB/s, ${(files.length / (ms / 1000)).toFixed(1)} packages/s${oneAtATimeMs && jobs !== 1 ? ` (${(oneAtATimeMs / ms).toFixed(2)}x --jobs 1)` : ''}`, String(code)]);
       } finally {
-        server.kill('SIGTERM');
-        await new Promise((r) => server.once('exit', r));
+        await stopped(server);
         await rm(dataDir, { recursive: true, force: true });
       }
     }

@@ -27,7 +27,6 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ChildProcess } from 'node:child_process';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { pino } from 'pino';
@@ -35,7 +34,7 @@ import { loadConfig } from '../src/config.js';
 import { allDistributions } from '../src/domain/distributions.js';
 import { closeContext, createContext } from '../src/services/context.js';
 import { loginAsInitialAdmin, waitUntilReady } from '../harness/service.js';
-import { buildService, rssOf } from './lib/compiled-service.js';
+import { buildService, rssOf, stopped } from './lib/compiled-service.js';
 import { seedAudit, seedFindings, seedPackages } from './lib/dashboard-seed.js';
 import { loadTest, spawnPinnedService, type LoadResult } from './lib/http-load.js';
 import { freshPostgres } from './lib/postgres.js';
@@ -121,15 +120,6 @@ async function bumpGeneration(url: string): Promise<void> {
   }
 }
 
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-  await exited;
-  clearTimeout(timer);
-}
-
 interface ConfigResult { results: Map<string, LoadResult>; single: Map<string, number>; uncached: Map<string, number>; peaks: number[] }
 
 /**
@@ -185,7 +175,7 @@ async function runConfiguration(label: string, main: string, cores: string[], ge
     console.log(`  peak RSS: ${peaks.map(mb).join(', ')}`);
     return { results, single, uncached, peaks };
   } finally {
-    await Promise.all(children.map(stop));
+    await Promise.all(children.map(stopped));
   }
 }
 

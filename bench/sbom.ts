@@ -19,7 +19,6 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { once } from 'node:events';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { pino } from 'pino';
@@ -30,6 +29,7 @@ import { closeContext, createContext } from '../src/services/context.js';
 import type { SbomFormat } from '../src/services/sbom/index.js';
 import { SCANNER_VERSION } from '../src/services/sbom/inventory.js';
 import { freePort } from '../harness/net.js';
+import { stopped } from './lib/compiled-service.js';
 import { loginAsInitialAdmin, spawnService, waitUntilReady } from '../harness/service.js';
 
 const at = process.argv.indexOf('--packages');
@@ -153,8 +153,7 @@ async function run(label: string, databaseUrl: string | null) {
         console.log(`${label} ${format}: ${(r.ms / 1000).toFixed(2)} s, ${(r.bytes / 1e6).toFixed(0)} MB written; service RSS ${mib(r.before)} MiB before, peak ${mib(r.peak)} MiB (process high-water ${mib(r.hwm)} MiB); targets 10 s, 300 MB`);
       }
     } finally {
-      server.kill('SIGTERM');
-      if (server.exitCode === null) await once(server, 'exit');
+      await stopped(server);
     }
   } finally {
     await rm(dir, { recursive: true, force: true });

@@ -56,12 +56,17 @@ export function spawnCompiledService(main: string, dataDir: string, port: number
   });
 }
 
-/** Stops a service started by {@link spawnCompiledService} and waits until it has exited. */
+/**
+ * Stops a service (SIGTERM; SIGKILL if it is still there 20 s later) and waits until it has exited,
+ * so that its folders can be removed or its database dropped behind it.
+ */
 export async function stopped(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise((resolve) => child.once('exit', resolve));
   child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
   await exited;
+  clearTimeout(timer);
 }
 
 /** Resident set size now (VmRSS) and its peak so far (VmHWM) of a process, in bytes. */
