@@ -14,6 +14,8 @@ export interface Config {
   dataDir: string;
   /** `sqlite:<path>` is implied when unset; `postgres://…` selects PostgreSQL. */
   databaseUrl: string | null;
+  /** SQLite: a file for the per-statement time table, written at shutdown (a benchmark's profile); null: none. */
+  sqlProfileFile: string | null;
   redisUrl: string | null;
   jwtSecret: string;
   jwtExpireMinutes: number;
@@ -211,6 +213,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port: int(env, 'PORT', 8000),
     dataDir,
     databaseUrl: env.DATABASE_URL || null,
+    sqlProfileFile: env.SQL_PROFILE_FILE ? resolve(process.cwd(), env.SQL_PROFILE_FILE) : null,
     redisUrl: env.REDIS_URL || null,
     jwtSecret: resolveJwtSecret(env, production, dataDir),
     jwtExpireMinutes: int(env, 'JWT_EXPIRE_MINUTES', 60, 1),

@@ -86,7 +86,7 @@ async function trustedKeyProblems(patch: Partial<Record<SettingKey, unknown>>): 
 }
 
 export async function createContext(config: Config, log: Logger): Promise<AppContext> {
-  const { db, dialect, close, durable } = openDatabase(config.databaseUrl, config.dataDir);
+  const { db, dialect, close, durable } = openDatabase(config.databaseUrl, config.dataDir, { statementProfileFile: config.sqlProfileFile });
   await migrateToLatest(db);
   const box = new SecretBox(config.settingsKey ?? config.jwtSecret, 'settings');
   // On PostgreSQL, replicas may share DATA_DIR: their appends take turns on one chain.

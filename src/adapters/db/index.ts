@@ -25,6 +25,7 @@ import * as m0015 from './migrations/0015-catalog-generation.js';
 import * as m0016 from './migrations/0016-catalog-generation-answers.js';
 import * as m0017 from './migrations/0017-search-statistics.js';
 import * as m0018 from './migrations/0018-index-totals.js';
+import { StatementProfile } from './statement-profile.js';
 
 export type Db = Kysely<Database>;
 export type DbDialect = 'sqlite' | 'postgres';
@@ -71,7 +72,12 @@ class StaticMigrationProvider implements MigrationProvider {
 }
 
 /** Opens SQLite (WAL) in dataDir by default, PostgreSQL when the URL says postgres://. */
-export function openDatabase(databaseUrl: string | null, dataDir: string): DatabaseHandle {
+export interface OpenDatabaseOptions {
+  /** SQLite only: where to write the per-statement time table when the database closes (statement-profile.ts). */
+  statementProfileFile?: string | null;
+}
+
+export function openDatabase(databaseUrl: string | null, dataDir: string, options: OpenDatabaseOptions = {}): DatabaseHandle {
   if (databaseUrl && /^postgres(ql)?:\/\//.test(databaseUrl)) {
     // A server that does not answer fails a request in seconds (503) instead of holding it.
     const pool = new pg.Pool({ connectionString: databaseUrl, max: 10, connectionTimeoutMillis: 5000, Client: PromptlyCollectedClient });
@@ -91,8 +97,14 @@ export function openDatabase(databaseUrl: string | null, dataDir: string): Datab
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
-  const db = new Kysely<Database>({ dialect: new SqliteDialectKeepingCause({ database: withStatementCache(sqlite) }) });
-  return { db, dialect: 'sqlite', close: () => db.destroy(), durable: walDurability(`${file}-wal`) };
+  const profileFile = options.statementProfileFile;
+  const profile = profileFile ? new StatementProfile() : undefined;
+  const db = new Kysely<Database>({ dialect: new SqliteDialectKeepingCause({ database: withStatementCache(sqlite, profile) }) });
+  const close = async () => {
+    await db.destroy();
+    if (profile && profileFile) profile.write(profileFile);
+  };
+  return { db, dialect: 'sqlite', close, durable: walDurability(`${file}-wal`) };
 }
 
 /**

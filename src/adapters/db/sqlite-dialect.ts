@@ -1,3 +1,4 @@
+import type { StatementProfile } from './statement-profile.js';
 import { SqliteDialect, type DatabaseConnection, type Driver, type SqliteDatabase, type SqliteStatement } from 'kysely';
 
 /**
@@ -32,7 +33,7 @@ const STATEMENT_CACHE_SIZE = 500;
  * here: Kysely runs one query at a time on its single connection, a streamed one included, and
  * SQLite re-prepares a statement by itself after a schema change.
  */
-export function withStatementCache(db: SqliteDatabase): SqliteDatabase {
+export function withStatementCache(db: SqliteDatabase, profile?: StatementProfile): SqliteDatabase {
   const cache = new Map<string, SqliteStatement>();
   return {
     close: () => db.close(),
@@ -43,7 +44,8 @@ export function withStatementCache(db: SqliteDatabase): SqliteDatabase {
         cache.set(sql, cached);
         return cached;
       }
-      const statement = db.prepare(sql);
+      const prepared = db.prepare(sql);
+      const statement = profile ? profile.watch(sql, prepared) : prepared;
       cache.set(sql, statement);
       if (cache.size > STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!);
       return statement;
