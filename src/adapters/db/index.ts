@@ -71,12 +71,12 @@ class StaticMigrationProvider implements MigrationProvider {
   }
 }
 
-/** Opens SQLite (WAL) in dataDir by default, PostgreSQL when the URL says postgres://. */
 export interface OpenDatabaseOptions {
   /** SQLite only: where to write the per-statement time table when the database closes (statement-profile.ts). */
   statementProfileFile?: string | null;
 }
 
+/** Opens SQLite (WAL) in dataDir by default, PostgreSQL when the URL says postgres://. */
 export function openDatabase(databaseUrl: string | null, dataDir: string, options: OpenDatabaseOptions = {}): DatabaseHandle {
   if (databaseUrl && /^postgres(ql)?:\/\//.test(databaseUrl)) {
     // A server that does not answer fails a request in seconds (503) instead of holding it.
@@ -97,12 +97,11 @@ export function openDatabase(databaseUrl: string | null, dataDir: string, option
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
-  const profileFile = options.statementProfileFile;
-  const profile = profileFile ? new StatementProfile() : undefined;
+  const profile = options.statementProfileFile ? new StatementProfile(options.statementProfileFile) : undefined;
   const db = new Kysely<Database>({ dialect: new SqliteDialectKeepingCause({ database: withStatementCache(sqlite, profile) }) });
   const close = async () => {
     await db.destroy();
-    if (profile && profileFile) profile.write(profileFile);
+    profile?.write();
   };
   return { db, dialect: 'sqlite', close, durable: walDurability(`${file}-wal`) };
 }

@@ -2,8 +2,8 @@
  * Where SQLite's time goes, statement by statement: with `SQL_PROFILE_FILE` set, every prepared
  * statement counts its runs and the time they took (better-sqlite3 runs them on the event loop,
  * so that time is the event loop's), and the table is written when the database closes. For
- * benchmarks (bench/README: profiling an upload's database work); off by default, and then the
- * statements are SQLite's own objects, untouched.
+ * benchmarks (README: Benchmarks); off by default, and then the statements are SQLite's own
+ * objects, untouched.
  */
 import { writeFileSync } from 'node:fs';
 import type { SqliteStatement } from 'kysely';
@@ -18,6 +18,8 @@ const RUNNERS = new Set<PropertyKey>(['all', 'run', 'get', 'iterate']);
 
 export class StatementProfile {
   private readonly tallies = new Map<string, Tally>();
+
+  constructor(private readonly path: string) {}
 
   /** `statement`, its runs counted under `sql`. */
   watch(sql: string, statement: SqliteStatement): SqliteStatement {
@@ -50,7 +52,7 @@ export class StatementProfile {
     return ['total_ms\truns\tms_per_run\tsql', ...lines].join('\n') + '\n';
   }
 
-  write(path: string): void {
-    writeFileSync(path, this.table(), { mode: 0o600 });
+  write(): void {
+    writeFileSync(this.path, this.table(), { mode: 0o600 });
   }
 }

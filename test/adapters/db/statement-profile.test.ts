@@ -3,7 +3,10 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { sql } from 'kysely';
+import type { SqliteDatabase, SqliteStatement } from 'kysely';
 import { migrateToLatest, openDatabase } from '../../../src/adapters/db/index.js';
+import { withStatementCache } from '../../../src/adapters/db/sqlite-dialect.js';
+import { StatementProfile } from '../../../src/adapters/db/statement-profile.js';
 import { makeTempDir } from '../../helpers/tmp.js';
 
 /** The profile's rows by SQL text: runs and total ms. */
@@ -54,5 +57,16 @@ describe('SQLite statement profile (SQL_PROFILE_FILE)', () => {
     } finally {
       await tmp.cleanup();
     }
+  });
+
+  it('hands out SQLite\'s own statement when off, and one that counts its runs when on', () => {
+    const own = { reader: false, all: () => [], iterate: () => [][Symbol.iterator](), run: () => ({ changes: 1, lastInsertRowid: 1 }) } as unknown as SqliteStatement;
+    const database: SqliteDatabase = { close: () => undefined, prepare: () => own };
+    assert.equal(withStatementCache(database).prepare('select 1'), own);
+    const profile = new StatementProfile('/nonexistent/never-written');
+    const watched = withStatementCache(database, profile).prepare('select 1');
+    assert.notEqual(watched, own);
+    watched.run([]);
+    assert.match(profile.table(), /\t1\t[0-9.]+\tselect 1\n$/);
   });
 });
