@@ -4,10 +4,10 @@
  * control.tar (capturing `control`, `conffiles`) and data.tar (listing files).
  */
 import type { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import tarStream from 'tar-stream';
 import { createBoundedDecompressor, type Compression, type DecompressionLimits } from '../compression.js';
 import { DomainError, PackageFormatError } from '../errors.js';
+import { chainStreams } from '../stream-chain.js';
 
 export type TarEntryType =
   | 'file'
@@ -64,7 +64,7 @@ export async function walkTar(
   let entries = 0;
   extract.on('entry', (raw, stream, next) => {
     // A failure anywhere destroys the extractor, which destroys the current entry stream with
-    // the same error: that error is reported by pipeline() below, not by the entry.
+    // the same error: that error is reported by the chain below, not by the entry.
     stream.on('error', () => undefined);
     try {
       entries += 1;
@@ -106,7 +106,7 @@ export async function walkTar(
     }
   });
   try {
-    await pipeline(source, createBoundedDecompressor(compression, limits.decompression, compressedSize), extract);
+    await chainStreams(source, createBoundedDecompressor(compression, limits.decompression, compressedSize), extract);
   } catch (error) {
     if (error instanceof DomainError) throw error;
     const detail = error instanceof Error ? error.message : String(error);
