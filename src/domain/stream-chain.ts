@@ -37,6 +37,10 @@ export function chainStreams(...links: [ChainReader, ...ChainReader[], ChainSink
       for (const link of links) link.destroy(reason);
       reject(reason);
     };
+    // Every link closes once the chain is done: the error (and its stack) only when it is not.
+    const closedEarly = () => {
+      if (!settled) fail(new PrematureCloseError());
+    };
     links.forEach((link, i) => {
       link.on('error', fail);
       if (link === last) {
@@ -45,13 +49,13 @@ export function chainStreams(...links: [ChainReader, ...ChainReader[], ChainSink
           settled = true;
           resolve();
         });
-        link.on('close', () => fail(new PrematureCloseError()));
+        link.on('close', closedEarly);
         return;
       }
       // A reader is done once it has ended; closed before that, what it held never arrived.
       let ended = false;
       link.on('end', () => { ended = true; });
-      link.on('close', () => { if (!ended) fail(new PrematureCloseError()); });
+      link.on('close', () => { if (!ended) closedEarly(); });
       (link as ChainReader).pipe(links[i + 1] as ChainSink);
     });
   });
